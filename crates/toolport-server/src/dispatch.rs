@@ -1,0 +1,367 @@
+//! The way of one request: which era it speaks, what it may call, and how its
+//! result is shaped for that era.
+//!
+//! Era first, then method (`basic/versioning`): a request whose `_meta` names
+//! a 2026-07-28 protocol version (or whose method exists only there) is served
+//! statelessly; anything else belongs to the handshake of its connection or
+//! HTTP session. Both can be served side by side on one endpoint.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+use toolport_protocol::capabilities::{ClientCapabilities, Implementation};
+use toolport_protocol::jsonrpc::{Request, RequestId};
+use toolport_protocol::lifecycle::{
+    self, DiscoverResult, InitializeRequestParams, InitializeResult,
+};
+use toolport_protocol::logging::{self, LoggingLevel, SetLevelRequestParams};
+use toolport_protocol::meta::{Meta, RequestMeta, keys};
+use toolport_protocol::progress::ProgressToken;
+use toolport_protocol::resources::{self, ReadResourceRequestParams};
+use toolport_protocol::result::{EmptyResult, McpResult, ResultType};
+use toolport_protocol::{
+    Era, ErrorCode, ErrorObject, ProtocolVersion, completion, prompts, subscriptions, tools,
+};
+use toolport_rpc::PeerChannel;
+
+use crate::context::Principal;
+use crate::server::Server;
+use crate::session::{Negotiated, Session};
+
+/// Where a request came from and how to talk back to its sender.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// The handshake-era session of the connection (unused by 2026-07-28 requests).
+    pub session: Arc<Session>,
+    /// Notifications (and handshake-era requests) back to the client.
+    pub channel: Arc<dyn PeerChannel>,
+    /// Fires when the client cancels or disconnects.
+    pub cancel: CancellationToken,
+    /// The authenticated caller, if any.
+    pub principal: Option<Principal>,
+}
+
+/// Everything a method handler needs to know about its request.
+#[derive(Debug, Clone)]
+pub(crate) struct Scope {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) client_capabilities: ClientCapabilities,
+    pub(crate) client_info: Option<Implementation>,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) meta: Meta,
+    pub(crate) call: CallContext,
+}
+
+impl Scope {
+    pub(crate) fn stateless(&self) -> bool {
+        self.version.era() == Era::Stateless
+    }
+}
+
+/// Methods 2026-07-28 removed; a modern request for them is "not found".
+const HANDSHAKE_ONLY: &[&str] = &[
+    lifecycle::INITIALIZE,
+    lifecycle::PING,
+    logging::SET_LEVEL,
+    resources::SUBSCRIBE,
+    resources::UNSUBSCRIBE,
+];
+
+/// How the era of a request was decided, for transports that must answer
+/// some failures before the request reaches the server (HTTP status codes).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestEra {
+    /// A 2026-07-28 request with this version string.
+    Stateless(String),
+    /// A handshake-era request.
+    Handshake,
+}
+
+/// Reads the era of a request from its `_meta` and method.
+pub fn request_era(method: &str, params: Option<&Value>) -> RequestEra {
+    let version = params
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(keys::PROTOCOL_VERSION));
+    match version {
+        Some(v) => RequestEra::Stateless(v.as_str().unwrap_or_default().to_owned()),
+        None if is_stateless_only(method) => RequestEra::Stateless(String::new()),
+        None => {
+            let meta = params
+                .and_then(|p| p.get("_meta"))
+                .and_then(Value::as_object);
+            if meta.is_some_and(|m| {
+                m.contains_key(keys::CLIENT_CAPABILITIES) || m.contains_key(keys::CLIENT_INFO)
+            }) {
+                RequestEra::Stateless(String::new())
+            } else {
+                RequestEra::Handshake
+            }
+        }
+    }
+}
+
+fn is_stateless_only(method: &str) -> bool {
+    matches!(method, lifecycle::DISCOVER | subscriptions::LISTEN)
+}
+
+impl Server {
+    /// Answers one request. Every failure is a JSON-RPC error object; a
+    /// tool's own failure is an `isError` result inside `Ok`.
+    pub async fn handle(
+        &self,
+        request: Request,
+        call: CallContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let Request { id, method, params } = request;
+        let mut params = match params {
+            None => Map::new(),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(ErrorObject::invalid_params("params must be an object")),
+        };
+        let meta: RequestMeta = match params.remove("_meta") {
+            None => RequestMeta::default(),
+            Some(meta) => serde_json::from_value(meta)
+                .map_err(|e| ErrorObject::invalid_params(format!("_meta: {e}")))?,
+        };
+        if meta.is_stateless() || is_stateless_only(&method) {
+            let scope = self.stateless_scope(id, method, meta, call)?;
+            self.route(scope, params).await
+        } else {
+            self.handshake(id, method, params, meta, call).await
+        }
+    }
+
+    fn stateless_scope(
+        &self,
+        id: RequestId,
+        method: String,
+        meta: RequestMeta,
+        call: CallContext,
+    ) -> Result<Scope, ErrorObject> {
+        let RequestMeta {
+            progress_token,
+            protocol_version,
+            client_capabilities,
+            client_info,
+            log_level,
+            other,
+        } = meta;
+        let Some(requested) = protocol_version else {
+            return Err(ErrorObject::invalid_params(format!(
+                "_meta is missing {} (required by protocol version 2026-07-28); handshake-era clients send `initialize` first",
+                keys::PROTOCOL_VERSION
+            )));
+        };
+        let version = requested
+            .parse::<ProtocolVersion>()
+            .ok()
+            .filter(|v| v.era() == Era::Stateless && self.supports(*v))
+            .ok_or_else(|| self.unsupported_version(&requested))?;
+        let Some(client_capabilities) = client_capabilities else {
+            return Err(ErrorObject::invalid_params(format!(
+                "_meta is missing {} (required by protocol version 2026-07-28)",
+                keys::CLIENT_CAPABILITIES
+            )));
+        };
+        Ok(Scope {
+            id,
+            method,
+            version,
+            client_capabilities,
+            client_info,
+            progress_token,
+            // 2026-07-28: no log messages unless this request asked for them.
+            log_level,
+            meta: other,
+            call,
+        })
+    }
+
+    /// The -32022 error for a version this server does not serve statelessly.
+    pub fn unsupported_version(&self, requested: &str) -> ErrorObject {
+        let supported: Vec<&str> = ProtocolVersion::supported_in(Era::Stateless)
+            .filter(|v| self.supports(*v))
+            .map(ProtocolVersion::as_str)
+            .collect();
+        ErrorObject::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            format!(
+                "Unsupported protocol version {requested:?}; this server supports {}",
+                supported.join(", ")
+            ),
+        )
+        .with_data(json!({ "supported": supported, "requested": requested }))
+    }
+
+    async fn handshake(
+        &self,
+        id: RequestId,
+        method: String,
+        params: Map<String, Value>,
+        meta: RequestMeta,
+        call: CallContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match method.as_str() {
+            lifecycle::INITIALIZE => return self.initialize(params, &call.session),
+            lifecycle::PING => return encode(&EmptyResult::default()),
+            _ => {}
+        }
+        let Some(negotiated) = call.session.negotiated().cloned() else {
+            return Err(ErrorObject::invalid_request(format!(
+                "{method} before initialize: send `initialize` first, or use protocol version 2026-07-28 with its request _meta"
+            )));
+        };
+        match method.as_str() {
+            logging::SET_LEVEL => {
+                let p: SetLevelRequestParams = parse(params)?;
+                call.session.set_log_level(p.level);
+                return encode(&EmptyResult::default());
+            }
+            resources::SUBSCRIBE | resources::UNSUBSCRIBE => {
+                let p: ReadResourceRequestParams = parse(params)?;
+                if method == resources::SUBSCRIBE {
+                    call.session.subscribe(&p.uri);
+                } else {
+                    call.session.unsubscribe(&p.uri);
+                }
+                return encode(&EmptyResult::default());
+            }
+            _ => {}
+        }
+        let scope = Scope {
+            id,
+            method,
+            version: negotiated.version,
+            client_capabilities: negotiated.client_capabilities,
+            client_info: Some(negotiated.client_info),
+            progress_token: meta.progress_token,
+            // Without logging/setLevel every level is sent, as the reference
+            // servers do; the client filters with setLevel.
+            log_level: Some(call.session.log_level().unwrap_or(LoggingLevel::Debug)),
+            meta: meta.other,
+            call,
+        };
+        self.route(scope, params).await
+    }
+
+    fn initialize(
+        &self,
+        params: Map<String, Value>,
+        session: &Session,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: InitializeRequestParams = parse(params)?;
+        // The client's version if we speak it in the handshake era, else our
+        // newest handshake version; the client decides whether it can use it.
+        let version = p
+            .protocol_version
+            .parse::<ProtocolVersion>()
+            .ok()
+            .filter(|v| v.era() == Era::Handshake && self.supports(*v))
+            .or_else(|| ProtocolVersion::supported_in(Era::Handshake).find(|v| self.supports(*v)))
+            .ok_or_else(|| {
+                ErrorObject::invalid_request(
+                    "this server does not speak any handshake-era protocol version",
+                )
+            })?;
+        let negotiated = Negotiated {
+            version,
+            client_capabilities: p.capabilities,
+            client_info: p.client_info,
+        };
+        if !session.set_negotiated(negotiated) {
+            return Err(ErrorObject::invalid_request(
+                "initialize was already sent on this connection",
+            ));
+        }
+        let result = InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities: self.capabilities(),
+            server_info: self.inner.info.clone(),
+            instructions: self.inner.instructions.clone(),
+            result_type: None,
+            meta: None,
+        };
+        encode(&result)
+    }
+
+    async fn route(
+        &self,
+        scope: Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match scope.method.as_str() {
+            lifecycle::DISCOVER => {
+                let result = DiscoverResult {
+                    supported_versions: ProtocolVersion::supported_in(Era::Stateless)
+                        .filter(|v| self.supports(*v))
+                        .map(|v| v.as_str().to_owned())
+                        .collect(),
+                    capabilities: self.capabilities(),
+                    instructions: self.inner.instructions.clone(),
+                    result_type: None,
+                    ttl_ms: None,
+                    cache_scope: None,
+                    meta: None,
+                };
+                self.finish(result, &scope)
+            }
+            tools::LIST => self.list_tools(&scope, params),
+            tools::CALL => self.call_tool(&scope, params).await,
+            resources::LIST => self.list_resources(&scope, params),
+            resources::TEMPLATES_LIST => self.list_templates(&scope, params),
+            resources::READ => self.read_resource(&scope, params).await,
+            prompts::LIST => self.list_prompts(&scope, params),
+            prompts::GET => self.get_prompt(&scope, params).await,
+            completion::COMPLETE => self.complete(&scope, params),
+            subscriptions::LISTEN if scope.stateless() => self.listen(&scope, params).await,
+            m if scope.stateless() && HANDSHAKE_ONLY.contains(&m) => Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {m} does not exist in protocol version 2026-07-28"),
+            )),
+            m => Err(ErrorObject::method_not_found(m)),
+        }
+    }
+
+    /// Shapes a result for the request's era: 2026-07-28 results carry
+    /// `resultType`, the server's identity in `_meta`, and cache hints.
+    pub(crate) fn finish<R: McpResult + Serialize>(
+        &self,
+        mut result: R,
+        scope: &Scope,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        if scope.stateless() {
+            result.result_type_mut().get_or_insert(ResultType::Complete);
+            result
+                .meta_mut()
+                .get_or_insert_with(Meta::new)
+                .insert(keys::SERVER_INFO.to_owned(), self.inner.info_value.clone());
+            let hints = if scope.method == resources::READ {
+                self.inner.options.read_cache
+            } else {
+                self.inner.options.list_cache
+            };
+            if let Some((ttl, cache_scope)) = result.cache_hints_mut() {
+                ttl.get_or_insert(hints.ttl_ms);
+                cache_scope.get_or_insert(hints.scope);
+            }
+        }
+        encode(&result)
+    }
+}
+
+/// Reads typed params; a mismatch is -32602 with serde's reason.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(
+    params: Map<String, Value>,
+) -> Result<T, ErrorObject> {
+    serde_json::from_value(Value::Object(params)).map_err(ErrorObject::invalid_params)
+}
+
+pub(crate) fn encode<T: Serialize>(result: &T) -> Result<Box<RawValue>, ErrorObject> {
+    serde_json::value::to_raw_value(result).map_err(ErrorObject::internal)
+}

@@ -1,0 +1,63 @@
+//! The Toolport MCP server framework.
+//!
+//! A tool is a plain `async fn` with a typed argument struct; resources and
+//! prompts likewise. One [`Server`] answers both eras of MCP: the handshake
+//! era (2024-11-05 … 2025-11-25, `initialize` then requests on a session) and
+//! the stateless era (2026-07-28, every request self-describing). The same
+//! handler code serves both, including asking the user for input
+//! ([`RequestContext::elicit`]): a request to the client in the handshake era,
+//! an `InputRequiredResult` and a retry in 2026-07-28.
+//!
+//! ```no_run
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use toolport_server::{tool, Server};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct AddArgs { a: i64, b: i64 }
+//!
+//! #[tokio::main]
+//! async fn main() {
+//!     let server = Server::builder("calculator", "1.0.0")
+//!         .tool(tool("add").description("Adds two integers").handler(|args: AddArgs| async move {
+//!             (args.a + args.b).to_string()
+//!         }))
+//!         .build()
+//!         .expect("valid definitions");
+//!     server.serve_stdio().await;
+//! }
+//! ```
+
+pub mod completion;
+mod context;
+mod dispatch;
+mod error;
+mod events;
+mod input;
+mod listen;
+mod methods;
+mod prompt;
+mod registry;
+mod resource;
+pub mod schema;
+mod serve;
+mod server;
+mod session;
+mod tool;
+pub mod uri_template;
+
+pub use context::{INPUT_TIMEOUT, Principal, RequestContext};
+pub use dispatch::{CallContext, RequestEra, request_era};
+pub use error::{ResourceError, ToolError};
+pub use events::ServerEvent;
+pub use input::InputRequired;
+pub use prompt::{IntoPromptResult, PromptBuilder, PromptEntry, prompt};
+pub use registry::{DefinitionError, Entry, Registry};
+pub use resource::{IntoContents, ResourceEntry, ResourceRequest, TemplateEntry};
+pub use serve::ServerConnection;
+pub use server::{CacheHints, Server, ServerBuilder, ServerOptions};
+pub use session::{Negotiated, Session};
+pub use tool::{
+    ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, ToolBuilder, ToolEntry, ToolHandler,
+    WithContext, tool,
+};

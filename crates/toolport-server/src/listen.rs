@@ -1,0 +1,104 @@
+//! `subscriptions/listen` (2026-07-28): a long-lived request whose answer
+//! stream carries the notifications the client opted into, each tagged with
+//! the listen request's id. The first message is the acknowledgement.
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast::error::RecvError;
+use toolport_protocol::jsonrpc::Notification;
+use toolport_protocol::meta::{Meta, keys};
+use toolport_protocol::result::EmptyResult;
+use toolport_protocol::subscriptions::{
+    self, SubscriptionFilter, SubscriptionsListenRequestParams,
+};
+use toolport_protocol::{ErrorObject, prompts, resources, tools};
+
+use crate::dispatch::{Scope, parse};
+use crate::events::ServerEvent;
+use crate::server::Server;
+
+/// The notification an event becomes, if any.
+pub(crate) fn notification_for(event: &ServerEvent) -> (&'static str, Option<Value>) {
+    match event {
+        ServerEvent::ToolsChanged => (tools::LIST_CHANGED, None),
+        ServerEvent::PromptsChanged => (prompts::LIST_CHANGED, None),
+        ServerEvent::ResourcesChanged => (resources::LIST_CHANGED, None),
+        ServerEvent::ResourceUpdated(uri) => (resources::UPDATED, Some(json!({ "uri": uri }))),
+    }
+}
+
+fn wanted(filter: &SubscriptionFilter, event: &ServerEvent) -> bool {
+    match event {
+        ServerEvent::ToolsChanged => filter.tools_list_changed == Some(true),
+        ServerEvent::PromptsChanged => filter.prompts_list_changed == Some(true),
+        ServerEvent::ResourcesChanged => filter.resources_list_changed == Some(true),
+        ServerEvent::ResourceUpdated(uri) => filter
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .any(|u| u == uri),
+    }
+}
+
+impl Server {
+    pub(crate) async fn listen(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: SubscriptionsListenRequestParams = parse(params)?;
+        let filter = p.notifications;
+        let subscription_id = serde_json::to_value(&scope.id).map_err(ErrorObject::internal)?;
+        let tag = Meta::from_iter([(keys::SUBSCRIPTION_ID.to_owned(), subscription_id)]);
+        // Subscribe before acknowledging, so nothing that happens after the
+        // acknowledgement can be missed.
+        let mut events = self.events();
+        let ack = json!({ "notifications": filter, "_meta": tag });
+        let channel = &scope.call.channel;
+        if channel
+            .notify(Notification::new(subscriptions::ACKNOWLEDGED, Some(ack)))
+            .await
+            .is_err()
+        {
+            return Err(ErrorObject::internal("the listener went away"));
+        }
+        loop {
+            let event = tokio::select! {
+                event = events.recv() => event,
+                _ = scope.call.cancel.cancelled() => break,
+                _ = self.inner.shutdown.cancelled() => break,
+            };
+            let batch = match event {
+                Ok(event) => vec![event],
+                // Fell behind: every list may have changed.
+                Err(RecvError::Lagged(_)) => {
+                    vec![
+                        ServerEvent::ToolsChanged,
+                        ServerEvent::PromptsChanged,
+                        ServerEvent::ResourcesChanged,
+                    ]
+                }
+                Err(RecvError::Closed) => break,
+            };
+            for event in batch.iter().filter(|e| wanted(&filter, e)) {
+                let (method, params) = notification_for(event);
+                let mut params = params.unwrap_or_else(|| json!({}));
+                params["_meta"] = Value::Object(tag.clone());
+                if channel
+                    .notify(Notification::new(method, Some(params)))
+                    .await
+                    .is_err()
+                {
+                    return Err(ErrorObject::internal("the listener went away"));
+                }
+            }
+        }
+        self.finish(
+            EmptyResult {
+                result_type: None,
+                meta: Some(tag),
+            },
+            scope,
+        )
+    }
+}

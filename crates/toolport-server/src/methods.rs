@@ -1,0 +1,433 @@
+//! The methods: listing and calling tools, reading resources, getting
+//! prompts, completing arguments.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use toolport_protocol::completion::{
+    CompleteRequestParams, CompleteResult, Completion, CompletionReference,
+};
+use toolport_protocol::mrtr::{InputRequiredResult, InputResponses};
+use toolport_protocol::prompts::{GetPromptRequestParams, ListPromptsResult};
+use toolport_protocol::resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult,
+};
+use toolport_protocol::result::ResultType;
+use toolport_protocol::tools::{
+    CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams,
+};
+use toolport_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
+
+use crate::completion::MAX_COMPLETIONS;
+use crate::context::{ContextInner, RequestContext};
+use crate::dispatch::{Scope, parse};
+use crate::error::{ResourceError, ToolError};
+use crate::input::{StateBinding, StatePayload};
+use crate::resource::ResourceRequest;
+use crate::server::Server;
+
+/// What MRTR brought with a retried request.
+struct Continuation {
+    binding: StateBinding,
+    responses: BTreeMap<String, Value>,
+    state: Option<Value>,
+}
+
+/// How a handler run ended, before it is shaped for the wire.
+enum Ended<T> {
+    Done(T),
+    Failed(ToolError),
+}
+
+impl Server {
+    pub(crate) fn list_tools(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: PaginatedRequestParams = parse(params)?;
+        let (page, next_cursor) = self
+            .inner
+            .tools
+            .page(p.cursor.as_deref(), self.inner.options.page_size)?;
+        let structured = scope.version.has_structured_output();
+        let tools = page
+            .iter()
+            .map(|entry| {
+                let mut tool = entry.tool.clone();
+                if !structured {
+                    tool.output_schema = None;
+                }
+                tool
+            })
+            .collect();
+        self.finish(
+            ListToolsResult {
+                tools,
+                next_cursor,
+                ..Default::default()
+            },
+            scope,
+        )
+    }
+
+    pub(crate) async fn call_tool(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: CallToolRequestParams = parse(params)?;
+        let entry = self
+            .inner
+            .tools
+            .get(&p.name)
+            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", p.name)))?;
+        let arguments = Value::Object(p.arguments.unwrap_or_default());
+        let continuation = self.continuation(
+            scope,
+            &p.name,
+            Some(&arguments),
+            p.input_responses,
+            p.request_state,
+        )?;
+        let cx = self.context(scope, &continuation);
+        let ended = self.run(scope, entry.call(cx.clone(), arguments)).await;
+        let mut result = match ended {
+            Ended::Done(result) => result,
+            Ended::Failed(ToolError::Failed(message) | ToolError::InvalidArguments(message)) => {
+                CallToolResult::error(message)
+            }
+            Ended::Failed(ToolError::MissingCapability(required)) if !scope.stateless() => {
+                CallToolResult::error(format!(
+                    "This tool needs a client capability this client did not declare: {}",
+                    json!(required)
+                ))
+            }
+            Ended::Failed(error) => return self.fail(scope, error, &continuation, &cx),
+        };
+        if !scope.version.has_structured_output() {
+            result.structured_content = None;
+        }
+        self.finish(result, scope)
+    }
+
+    pub(crate) fn list_resources(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: PaginatedRequestParams = parse(params)?;
+        let (page, next_cursor) = self
+            .inner
+            .resources
+            .page(p.cursor.as_deref(), self.inner.options.page_size)?;
+        let resources = page.iter().map(|e| e.resource.clone()).collect();
+        self.finish(
+            ListResourcesResult {
+                resources,
+                next_cursor,
+                ..Default::default()
+            },
+            scope,
+        )
+    }
+
+    pub(crate) fn list_templates(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: PaginatedRequestParams = parse(params)?;
+        let (page, next_cursor) = self
+            .inner
+            .templates
+            .page(p.cursor.as_deref(), self.inner.options.page_size)?;
+        let resource_templates = page.iter().map(|e| e.template.clone()).collect();
+        self.finish(
+            ListResourceTemplatesResult {
+                resource_templates,
+                next_cursor,
+                ..Default::default()
+            },
+            scope,
+        )
+    }
+
+    pub(crate) async fn read_resource(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: ReadResourceRequestParams = parse(params)?;
+        let (handler, variables) = if let Some(entry) = self.inner.resources.get(&p.uri) {
+            (entry.handler.clone(), BTreeMap::new())
+        } else {
+            self.inner
+                .templates
+                .all()
+                .into_iter()
+                .find_map(|t| {
+                    t.matcher
+                        .matches(&p.uri)
+                        .map(|vars| (t.handler.clone(), vars))
+                })
+                .ok_or_else(|| resource_not_found(scope.version, &p.uri))?
+        };
+        let continuation =
+            self.continuation(scope, &p.uri, None, p.input_responses, p.request_state)?;
+        let cx = self.context(scope, &continuation);
+        let request = ResourceRequest {
+            uri: p.uri.clone(),
+            variables,
+        };
+        let ended = self
+            .run(scope, async {
+                handler(cx.clone(), request).await.map_err(|e| match e {
+                    ResourceError::Tool(t) => t,
+                    ResourceError::NotFound(uri) => {
+                        ToolError::Protocol(resource_not_found(scope.version, &uri))
+                    }
+                    ResourceError::Failed(m) => ToolError::Failed(m),
+                })
+            })
+            .await;
+        match ended {
+            Ended::Done(contents) => self.finish(
+                ReadResourceResult {
+                    contents,
+                    ..Default::default()
+                },
+                scope,
+            ),
+            Ended::Failed(error) => self.fail(scope, error, &continuation, &cx),
+        }
+    }
+
+    pub(crate) fn list_prompts(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: PaginatedRequestParams = parse(params)?;
+        let (page, next_cursor) = self
+            .inner
+            .prompts
+            .page(p.cursor.as_deref(), self.inner.options.page_size)?;
+        let prompts = page.iter().map(|e| e.prompt.clone()).collect();
+        self.finish(
+            ListPromptsResult {
+                prompts,
+                next_cursor,
+                ..Default::default()
+            },
+            scope,
+        )
+    }
+
+    pub(crate) async fn get_prompt(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: GetPromptRequestParams = parse(params)?;
+        let entry =
+            self.inner.prompts.get(&p.name).ok_or_else(|| {
+                ErrorObject::invalid_params(format!("Unknown prompt: {}", p.name))
+            })?;
+        let arguments = p.arguments.unwrap_or_default();
+        let missing: Vec<&str> = entry
+            .required_arguments()
+            .filter(|a| !arguments.contains_key(*a))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ErrorObject::invalid_params(format!(
+                "prompt {} is missing required arguments: {}",
+                p.name,
+                missing.join(", ")
+            )));
+        }
+        let arguments = serde_json::to_value(arguments).map_err(ErrorObject::internal)?;
+        let continuation = self.continuation(
+            scope,
+            &p.name,
+            Some(&arguments),
+            p.input_responses,
+            p.request_state,
+        )?;
+        let cx = self.context(scope, &continuation);
+        match self
+            .run(scope, (entry.handler)(cx.clone(), arguments))
+            .await
+        {
+            Ended::Done(result) => self.finish(result, scope),
+            Ended::Failed(error) => self.fail(scope, error, &continuation, &cx),
+        }
+    }
+
+    pub(crate) fn complete(
+        &self,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let p: CompleteRequestParams = parse(params)?;
+        let context = p.context.and_then(|c| c.arguments).unwrap_or_default();
+        let completer = match &p.reference {
+            CompletionReference::Prompt { name, .. } => self
+                .inner
+                .prompts
+                .get(name)
+                .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown prompt: {name}")))?
+                .completers
+                .get(&p.argument.name)
+                .cloned(),
+            CompletionReference::Resource { uri } => self
+                .inner
+                .templates
+                .get(uri)
+                .ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("Unknown resource template: {uri}"))
+                })?
+                .completers
+                .get(&p.argument.name)
+                .cloned(),
+        };
+        let mut values = completer
+            .map(|c| c(&p.argument.value, &context))
+            .unwrap_or_default();
+        let total = values.len();
+        values.truncate(MAX_COMPLETIONS);
+        let completion = Completion {
+            has_more: Some(total > values.len()),
+            total: Some(total as u64),
+            values,
+        };
+        self.finish(
+            CompleteResult {
+                completion,
+                ..Default::default()
+            },
+            scope,
+        )
+    }
+
+    /// Opens the `requestState` and gathers `inputResponses` of a 2026-07-28
+    /// retry. Handshake-era requests carry neither.
+    fn continuation(
+        &self,
+        scope: &Scope,
+        target: &str,
+        arguments: Option<&Value>,
+        input_responses: Option<InputResponses>,
+        request_state: Option<String>,
+    ) -> Result<Continuation, ErrorObject> {
+        let principal = scope.call.principal.as_ref().map(|p| p.subject.as_str());
+        let binding = StateBinding::new(&scope.method, target, arguments, principal);
+        let mut continuation = Continuation {
+            binding,
+            responses: BTreeMap::new(),
+            state: None,
+        };
+        if !scope.stateless() {
+            return Ok(continuation);
+        }
+        if let Some(sealed) = request_state {
+            let StatePayload { responses, state } = self
+                .inner
+                .sealer
+                .open(&sealed, &continuation.binding)
+                .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+            continuation.responses = responses;
+            continuation.state = state;
+        }
+        continuation
+            .responses
+            .extend(input_responses.unwrap_or_default());
+        Ok(continuation)
+    }
+
+    fn context(&self, scope: &Scope, continuation: &Continuation) -> RequestContext {
+        RequestContext::new(ContextInner {
+            id: scope.id.clone(),
+            version: scope.version,
+            client_capabilities: scope.client_capabilities.clone(),
+            client_info: scope.client_info.clone(),
+            principal: scope.call.principal.clone(),
+            cancel: scope.call.cancel.clone(),
+            progress_token: scope.progress_token.clone(),
+            log_level: scope.log_level,
+            channel: scope.call.channel.clone(),
+            responses: continuation.responses.clone(),
+            state: continuation.state.clone(),
+            meta: scope.meta.clone(),
+        })
+    }
+
+    /// Runs a handler until it ends or the request is cancelled; dropping the
+    /// handler's future at cancellation stops its work at its next await.
+    async fn run<T>(
+        &self,
+        scope: &Scope,
+        work: impl Future<Output = Result<T, ToolError>>,
+    ) -> Ended<T> {
+        tokio::select! {
+            outcome = work => match outcome {
+                Ok(value) => Ended::Done(value),
+                Err(error) => Ended::Failed(error),
+            },
+            _ = scope.call.cancel.cancelled() => Ended::Failed(ToolError::Cancelled),
+        }
+    }
+
+    /// Shapes a failure that is not a tool's own `isError` result.
+    fn fail(
+        &self,
+        scope: &Scope,
+        error: ToolError,
+        continuation: &Continuation,
+        cx: &RequestContext,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        match error {
+            ToolError::InputRequired(required) if scope.stateless() => {
+                // Seal every answer gathered so far, so the next run sees them all.
+                let body = StatePayload {
+                    responses: cx.responses().clone(),
+                    state: required.state,
+                };
+                let sealed = self.inner.sealer.seal(&continuation.binding, body);
+                let result = InputRequiredResult {
+                    input_requests: (!required.requests.is_empty()).then_some(required.requests),
+                    request_state: Some(sealed),
+                    result_type: Some(ResultType::InputRequired),
+                    meta: None,
+                };
+                self.finish(result, scope)
+            }
+            ToolError::InputRequired(_) => Err(ErrorObject::internal(
+                "the handler asked for input in a way only protocol version 2026-07-28 supports",
+            )),
+            ToolError::MissingCapability(required) => {
+                Err(crate::error::ToolError::missing_capability_error(&required))
+            }
+            ToolError::Cancelled => Err(ErrorObject::new(
+                ErrorCode::REQUEST_TIMEOUT,
+                "Request cancelled",
+            )),
+            ToolError::Protocol(error) => Err(error),
+            ToolError::Failed(message) | ToolError::InvalidArguments(message) => {
+                Err(ErrorObject::internal(message))
+            }
+        }
+    }
+}
+
+/// "Resource not found": -32002 in the handshake era, -32602 from 2026-07-28 on.
+fn resource_not_found(version: ProtocolVersion, uri: &str) -> ErrorObject {
+    let code = if version >= ProtocolVersion::V2026_07_28 {
+        ErrorCode::INVALID_PARAMS
+    } else {
+        ErrorCode::RESOURCE_NOT_FOUND_LEGACY
+    };
+    ErrorObject::new(code, format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
+}

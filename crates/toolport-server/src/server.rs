@@ -1,0 +1,297 @@
+//! The server: its identity, its registries and its options.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+use toolport_protocol::ProtocolVersion;
+use toolport_protocol::capabilities::{
+    Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities,
+};
+use toolport_protocol::result::CacheScope;
+
+use crate::events::{self, ServerEvent};
+use crate::input::StateSealer;
+use crate::prompt::PromptEntry;
+use crate::registry::{DefinitionError, Registry};
+use crate::resource::{ResourceEntry, TemplateEntry};
+use crate::tool::ToolEntry;
+
+/// Cache hints attached to cacheable 2026-07-28 results (`server/utilities/caching`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHints {
+    /// How long a client may reuse the result, in milliseconds.
+    pub ttl_ms: u64,
+    /// Who may share it.
+    pub scope: CacheScope,
+}
+
+impl Default for CacheHints {
+    /// No caching, private: always correct, whatever the server does per caller.
+    fn default() -> Self {
+        CacheHints {
+            ttl_ms: 0,
+            scope: CacheScope::Private,
+        }
+    }
+}
+
+/// Tunable behaviour of a server.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Entries per page of a list result.
+    pub page_size: usize,
+    /// Cache hints for `tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list` and `server/discover`.
+    pub list_cache: CacheHints,
+    /// Cache hints for `resources/read`.
+    pub read_cache: CacheHints,
+    /// How long a `requestState` stays valid.
+    pub request_state_ttl: Duration,
+    /// The versions this server speaks; the default is all of them.
+    pub versions: Vec<ProtocolVersion>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            page_size: 100,
+            list_cache: CacheHints::default(),
+            read_cache: CacheHints::default(),
+            request_state_ttl: Duration::from_secs(600),
+            versions: ProtocolVersion::ALL.to_vec(),
+        }
+    }
+}
+
+/// An MCP server: tools, resources and prompts behind both protocol eras.
+/// Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<ServerInner>,
+}
+
+pub(crate) struct ServerInner {
+    pub(crate) info: Implementation,
+    /// `info` as JSON, put into every 2026-07-28 result's `_meta`.
+    pub(crate) info_value: Value,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: Registry<ToolEntry>,
+    pub(crate) resources: Registry<ResourceEntry>,
+    pub(crate) templates: Registry<TemplateEntry>,
+    pub(crate) prompts: Registry<PromptEntry>,
+    pub(crate) events: broadcast::Sender<ServerEvent>,
+    pub(crate) sealer: StateSealer,
+    pub(crate) options: ServerOptions,
+    /// Fires on shutdown: long-lived requests (listen) end with a result.
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl fmt::Debug for Server {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.inner.info.name)
+            .field("tools", &self.inner.tools)
+            .finish()
+    }
+}
+
+/// Builds a [`Server`].
+#[derive(Debug)]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Vec<ToolEntry>,
+    resources: Vec<ResourceEntry>,
+    templates: Vec<TemplateEntry>,
+    prompts: Vec<PromptEntry>,
+    options: ServerOptions,
+    state_key: Option<[u8; 32]>,
+}
+
+impl Server {
+    /// Starts building a server with this name and version.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            tools: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            options: ServerOptions::default(),
+            state_key: None,
+        }
+    }
+
+    /// Who this server says it is.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The tools; add and remove while serving.
+    pub fn tools(&self) -> &Registry<ToolEntry> {
+        &self.inner.tools
+    }
+
+    /// The fixed resources.
+    pub fn resources(&self) -> &Registry<ResourceEntry> {
+        &self.inner.resources
+    }
+
+    /// The resource templates.
+    pub fn templates(&self) -> &Registry<TemplateEntry> {
+        &self.inner.templates
+    }
+
+    /// The prompts.
+    pub fn prompts(&self) -> &Registry<PromptEntry> {
+        &self.inner.prompts
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ServerOptions {
+        &self.inner.options
+    }
+
+    /// Announces that a resource's contents changed: subscribers and listeners
+    /// get `notifications/resources/updated`.
+    pub fn resource_updated(&self, uri: &str) {
+        let _ = self
+            .inner
+            .events
+            .send(ServerEvent::ResourceUpdated(uri.to_owned()));
+    }
+
+    /// Every change from now on.
+    pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Ends long-lived requests (listen streams) with a result; used on shutdown.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// What this server offers, for `initialize` and `server/discover`.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        let listed = Some(ListChangedCapability {
+            list_changed: Some(true),
+        });
+        ServerCapabilities {
+            tools: listed.clone(),
+            prompts: listed,
+            resources: Some(ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true),
+            }),
+            logging: Some(Default::default()),
+            completions: Some(Default::default()),
+            ..Default::default()
+        }
+    }
+
+    /// Whether `version` is one this server speaks.
+    pub fn supports(&self, version: ProtocolVersion) -> bool {
+        self.inner.options.versions.contains(&version)
+    }
+}
+
+impl ServerBuilder {
+    /// Display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// What the server is, for people.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+
+    /// How to use the server, for the model.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, entry: ToolEntry) -> Self {
+        self.tools.push(entry);
+        self
+    }
+
+    /// Adds a resource.
+    pub fn resource(mut self, entry: ResourceEntry) -> Self {
+        self.resources.push(entry);
+        self
+    }
+
+    /// Adds a resource template.
+    pub fn template(mut self, entry: TemplateEntry) -> Self {
+        self.templates.push(entry);
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, entry: PromptEntry) -> Self {
+        self.prompts.push(entry);
+        self
+    }
+
+    /// Replaces the options.
+    pub fn options(mut self, options: ServerOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The secret that seals `requestState`. Replicas behind one load balancer
+    /// must share it; without one, a random key is made and states do not
+    /// survive a restart.
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
+        self
+    }
+
+    /// Builds the server, or names the first definition that is invalid.
+    pub fn build(self) -> Result<Server, DefinitionError> {
+        let events = events::channel();
+        let ttl = self.options.request_state_ttl;
+        let sealer = match self.state_key {
+            Some(key) => StateSealer::new(key, ttl),
+            None => StateSealer::random(ttl),
+        };
+        let inner = ServerInner {
+            info_value: serde_json::to_value(&self.info).expect("implementation info serializes"),
+            info: self.info,
+            instructions: self.instructions,
+            tools: Registry::new(events.clone()),
+            resources: Registry::new(events.clone()),
+            templates: Registry::new(events.clone()),
+            prompts: Registry::new(events.clone()),
+            events,
+            sealer,
+            options: self.options,
+            shutdown: CancellationToken::new(),
+        };
+        for t in self.tools {
+            inner.tools.insert(t)?;
+        }
+        for r in self.resources {
+            inner.resources.insert(r)?;
+        }
+        for t in self.templates {
+            inner.templates.insert(t)?;
+        }
+        for p in self.prompts {
+            inner.prompts.insert(p)?;
+        }
+        Ok(Server {
+            inner: Arc::new(inner),
+        })
+    }
+}

@@ -1,0 +1,372 @@
+//! Tools as plain async functions.
+//!
+//! A tool is an `async fn` taking its argument struct (and, if it wants, the
+//! [`RequestContext`]) and returning anything [`IntoToolOutput`]. The argument
+//! struct derives `Deserialize` and `schemars::JsonSchema`; its schema becomes
+//! the tool's `inputSchema`, and arguments are checked against it before the
+//! function runs.
+//!
+//! ```
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//! use toolport_server::{tool, Server};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct EchoArgs {
+//!     /// What to say back.
+//!     message: String,
+//! }
+//!
+//! async fn echo(args: EchoArgs) -> String {
+//!     args.message
+//! }
+//!
+//! let server = Server::builder("demo", "1.0.0")
+//!     .tool(tool("echo").description("Says the message back").handler(echo))
+//!     .build()
+//!     .unwrap();
+//! assert_eq!(server.tools().names(), ["echo"]);
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use toolport_protocol::capabilities::Icon;
+use toolport_protocol::content::ContentBlock;
+use toolport_protocol::tools::{CallToolResult, Tool, ToolAnnotations};
+
+use crate::context::RequestContext;
+use crate::error::ToolError;
+use crate::schema::{ArgumentValidator, schema_for};
+
+/// A boxed, sendable future.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+type ErasedToolFn = Arc<
+    dyn Fn(RequestContext, Value) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync,
+>;
+
+/// A tool ready to register: its definition, its compiled argument validator
+/// and its handler.
+#[derive(Clone)]
+pub struct ToolEntry {
+    pub(crate) tool: Tool,
+    pub(crate) validator: Option<Arc<ArgumentValidator>>,
+    pub(crate) handler: ErasedToolFn,
+    pub(crate) error: Option<String>,
+}
+
+impl fmt::Debug for ToolEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolEntry")
+            .field("name", &self.tool.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolEntry {
+    /// The definition `tools/list` shows.
+    pub fn definition(&self) -> &Tool {
+        &self.tool
+    }
+
+    /// Runs the tool: validates the arguments, then calls the handler.
+    pub(crate) async fn call(
+        &self,
+        cx: RequestContext,
+        arguments: Value,
+    ) -> Result<CallToolResult, ToolError> {
+        if let Some(validator) = &self.validator {
+            validator.check(&arguments).map_err(|problems| {
+                ToolError::InvalidArguments(format!(
+                    "Invalid arguments for tool {}: {problems}",
+                    self.tool.name
+                ))
+            })?;
+        }
+        (self.handler)(cx, arguments).await
+    }
+}
+
+/// Starts a tool definition.
+pub fn tool(name: impl Into<String>) -> ToolBuilder {
+    ToolBuilder {
+        tool: Tool::new(name, Map::new()),
+    }
+}
+
+/// Builds a [`ToolEntry`]: name, description and hints, then a handler.
+#[derive(Debug, Clone)]
+pub struct ToolBuilder {
+    tool: Tool,
+}
+
+impl ToolBuilder {
+    /// Display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.tool.title = Some(title.into());
+        self
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.tool.description = Some(description.into());
+        self
+    }
+
+    /// Behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Marks the tool read-only (changes nothing).
+    pub fn read_only(mut self) -> Self {
+        self.tool
+            .annotations
+            .get_or_insert_with(Default::default)
+            .read_only_hint = Some(true);
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.tool.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
+    /// Sets the handler: `async fn(Args) -> Out` or `async fn(RequestContext, Args) -> Out`.
+    pub fn handler<H, M>(self, handler: H) -> ToolEntry
+    where
+        H: ToolHandler<M>,
+    {
+        let mut tool = self.tool;
+        let mut error = validate_name(&tool.name).err();
+        tool.input_schema = H::input_schema();
+        tool.output_schema = H::output_schema();
+        if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            error.get_or_insert_with(|| {
+                format!(
+                    "tool {:?}: the argument type must be a struct (inputSchema type \"object\")",
+                    tool.name
+                )
+            });
+        }
+        let validator = match ArgumentValidator::new(&tool.input_schema) {
+            Ok(v) => Some(Arc::new(v)),
+            Err(e) => {
+                error.get_or_insert_with(|| format!("tool {:?}: {e}", tool.name));
+                None
+            }
+        };
+        ToolEntry {
+            tool,
+            validator,
+            handler: handler.into_erased(),
+            error,
+        }
+    }
+
+    /// A tool from an existing definition (for example one a gateway learned
+    /// from upstream) and a handler on raw JSON arguments. The input schema is
+    /// still enforced before the handler runs.
+    pub fn raw<F, Fut>(self, definition: Tool, handler: F) -> ToolEntry
+    where
+        F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let mut error = validate_name(&definition.name).err();
+        let validator = match ArgumentValidator::new(&definition.input_schema) {
+            Ok(v) => Some(Arc::new(v)),
+            Err(e) => {
+                error = Some(format!("tool {:?}: {e}", definition.name));
+                None
+            }
+        };
+        let handler = Arc::new(handler);
+        ToolEntry {
+            tool: definition,
+            validator,
+            handler: Arc::new(move |cx, args| {
+                let handler = handler.clone();
+                Box::pin(async move { handler(cx, args).await })
+            }),
+            error,
+        }
+    }
+}
+
+/// Tool names: 1–128 characters of `[A-Za-z0-9_.-]` (SEP-986, 2025-11-25).
+pub(crate) fn validate_name(name: &str) -> Result<(), String> {
+    let ok = (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "tool name {name:?} must be 1-128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
+        ))
+    }
+}
+
+/// A function that can serve as a tool. `M` tells the two shapes apart; you
+/// never name it.
+pub trait ToolHandler<M>: Send + Sync + 'static {
+    /// The `inputSchema`, from the argument type.
+    fn input_schema() -> Map<String, Value>;
+    /// The `outputSchema`, from the return type.
+    fn output_schema() -> Option<Map<String, Value>>;
+    /// Type-erases the handler.
+    #[doc(hidden)]
+    fn into_erased(self) -> ErasedToolFn;
+}
+
+/// Marker for `async fn(Args)`.
+#[derive(Debug)]
+pub struct ArgsOnly;
+/// Marker for `async fn(RequestContext, Args)`.
+#[derive(Debug)]
+pub struct WithContext;
+
+fn parse_args<A: DeserializeOwned>(arguments: Value) -> Result<A, ToolError> {
+    serde_json::from_value(arguments)
+        .map_err(|e| ToolError::InvalidArguments(format!("Invalid arguments: {e}")))
+}
+
+impl<F, Fut, A, O> ToolHandler<(ArgsOnly, A)> for F
+where
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = O> + Send + 'static,
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    O: IntoToolOutput,
+{
+    fn input_schema() -> Map<String, Value> {
+        schema_for::<A>()
+    }
+    fn output_schema() -> Option<Map<String, Value>> {
+        O::output_schema()
+    }
+    fn into_erased(self) -> ErasedToolFn {
+        let f = Arc::new(self);
+        Arc::new(move |_cx, args| {
+            let f = f.clone();
+            Box::pin(async move { f(parse_args(args)?).await.into_tool_output() })
+        })
+    }
+}
+
+impl<F, Fut, A, O> ToolHandler<(WithContext, A)> for F
+where
+    F: Fn(RequestContext, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = O> + Send + 'static,
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    O: IntoToolOutput,
+{
+    fn input_schema() -> Map<String, Value> {
+        schema_for::<A>()
+    }
+    fn output_schema() -> Option<Map<String, Value>> {
+        O::output_schema()
+    }
+    fn into_erased(self) -> ErasedToolFn {
+        let f = Arc::new(self);
+        Arc::new(move |cx, args| {
+            let f = f.clone();
+            Box::pin(async move { f(cx, parse_args(args)?).await.into_tool_output() })
+        })
+    }
+}
+
+/// The argument type of a tool that takes none.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+/// What a tool may return.
+pub trait IntoToolOutput: Send + 'static {
+    /// The `outputSchema` this output implies, if any.
+    fn output_schema() -> Option<Map<String, Value>> {
+        None
+    }
+    /// The result.
+    fn into_tool_output(self) -> Result<CallToolResult, ToolError>;
+}
+
+impl IntoToolOutput for CallToolResult {
+    fn into_tool_output(self) -> Result<CallToolResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolOutput for String {
+    fn into_tool_output(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolOutput for &'static str {
+    fn into_tool_output(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolOutput for ContentBlock {
+    fn into_tool_output(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::success(vec![self]))
+    }
+}
+
+impl IntoToolOutput for Vec<ContentBlock> {
+    fn into_tool_output(self) -> Result<CallToolResult, ToolError> {
+        Ok(CallToolResult::success(self))
+    }
+}
+
+impl<T: IntoToolOutput, E: Into<ToolError> + Send + 'static> IntoToolOutput for Result<T, E> {
+    fn output_schema() -> Option<Map<String, Value>> {
+        T::output_schema()
+    }
+    fn into_tool_output(self) -> Result<CallToolResult, ToolError> {
+        self.map_err(Into::into)?.into_tool_output()
+    }
+}
+
+/// Structured output: `T` becomes `structuredContent`, its schema the tool's
+/// `outputSchema`, and its JSON text a text block for clients that predate
+/// structured output.
+#[derive(Debug, Clone)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize + JsonSchema + Send + 'static> IntoToolOutput for Json<T> {
+    fn output_schema() -> Option<Map<String, Value>> {
+        Some(schema_for::<T>())
+    }
+    fn into_tool_output(self) -> Result<CallToolResult, ToolError> {
+        let value = serde_json::to_value(&self.0).map_err(ToolError::from)?;
+        let mut result = CallToolResult::text(value.to_string());
+        result.structured_content = Some(value);
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_sep_986() {
+        for ok in ["a", "get_weather", "db.query-v2", &"x".repeat(128)] {
+            assert!(validate_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "has space", "slash/name", "ünïcode", &"x".repeat(129)] {
+            assert!(validate_name(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -79,6 +79,14 @@ pub trait Service: Send + Sync + 'static {
     fn batch_allowed(&self) -> bool {
         false
     }
+
+    /// Whether this request must finish before the next message is read.
+    /// Requests otherwise run concurrently; a handshake (`initialize`) must
+    /// not be overtaken by the requests that depend on it.
+    fn in_order(&self, request: &Request) -> bool {
+        let _ = request;
+        false
+    }
 }
 
 /// What a [`Service`] gets with each request.
@@ -316,6 +324,18 @@ impl Connection {
                     None => break,
                     Some(Incoming::Invalid(error)) => {
                         let _ = peer.send(Outgoing::Message(error.into())).await;
+                    }
+                    Some(Incoming::Frame(Frame::Single(Message::Request(request)))) if service.in_order(&request) => {
+                        match admit(&request.id, &in_flight, options.max_in_flight) {
+                            Ok(token) => {
+                                if let Some(answer) = run_request(request, token, &service, &peer, &in_flight).await {
+                                    let _ = peer.send(Outgoing::Message(answer)).await;
+                                }
+                            }
+                            Err(error) => {
+                                let _ = peer.send(Outgoing::Message(ErrorResponse::new(Some(request.id), error).into())).await;
+                            }
+                        }
                     }
                     Some(Incoming::Frame(Frame::Single(message))) => {
                         if let Some(answer) = dispatch(message, &service, &peer, &in_flight, &options, &mut tasks) {

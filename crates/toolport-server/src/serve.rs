@@ -62,6 +62,10 @@ impl Service for ServerConnection {
         }
     }
 
+    fn in_order(&self, request: &Request) -> bool {
+        request.method == lifecycle::INITIALIZE
+    }
+
     fn batch_allowed(&self) -> bool {
         self.session
             .negotiated()

@@ -1,0 +1,4 @@
+//! Toolport's command-line program, as a library so its parts (the demo
+//! server, the configuration) can be tested and reused.
+
+pub mod demo;

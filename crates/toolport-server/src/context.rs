@@ -162,7 +162,7 @@ impl RequestContext {
 
     /// Sends a log message to the client, if it asked for this level or lower.
     pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) {
-        if !self.inner.log_level.is_some_and(|min| level >= min) {
+        if self.inner.log_level.is_none_or(|min| level < min) {
             return;
         }
         let params = LoggingMessageNotificationParams {
@@ -251,7 +251,7 @@ impl RequestContext {
                 if let Some(required) =
                     required_capabilities(&missing, &self.inner.client_capabilities)
                 {
-                    return Err(ToolError::MissingCapability(required));
+                    return Err(ToolError::MissingCapability(Box::new(required)));
                 }
                 Err(ToolError::InputRequired(Box::new(InputRequired::new(
                     missing,
@@ -259,7 +259,7 @@ impl RequestContext {
             }
             Era::Handshake => {
                 if let Some(required) = missing_capability {
-                    return Err(ToolError::MissingCapability(required));
+                    return Err(ToolError::MissingCapability(Box::new(required)));
                 }
                 let mut answers = BTreeMap::new();
                 for (key, request) in requests {

@@ -29,7 +29,7 @@ pub enum ToolError {
     /// (2026-07-28: answered with `InputRequiredResult`).
     InputRequired(Box<InputRequired>),
     /// The client did not declare a capability the handler needs.
-    MissingCapability(ClientCapabilities),
+    MissingCapability(Box<ClientCapabilities>),
     /// The request was cancelled.
     Cancelled,
     /// A protocol error, sent as a JSON-RPC error object.

@@ -61,3 +61,8 @@ pub use tool::{
     ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, ToolBuilder, ToolEntry, ToolHandler,
     WithContext, tool,
 };
+
+/// The README's example compiles as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExample;

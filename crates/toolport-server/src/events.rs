@@ -16,6 +16,17 @@ pub enum ServerEvent {
     ResourceUpdated(String),
 }
 
+impl ServerEvent {
+    /// What a subscriber that fell behind must assume: every list changed.
+    pub(crate) fn all_lists() -> Vec<ServerEvent> {
+        vec![
+            ServerEvent::ToolsChanged,
+            ServerEvent::PromptsChanged,
+            ServerEvent::ResourcesChanged,
+        ]
+    }
+}
+
 /// Events buffered per subscriber; one that falls further behind is told
 /// that every list changed, which is always a correct (if coarse) answer.
 pub(crate) const EVENT_BUFFER: usize = 256;

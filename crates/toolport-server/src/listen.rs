@@ -71,13 +71,7 @@ impl Server {
             let batch = match event {
                 Ok(event) => vec![event],
                 // Fell behind: every list may have changed.
-                Err(RecvError::Lagged(_)) => {
-                    vec![
-                        ServerEvent::ToolsChanged,
-                        ServerEvent::PromptsChanged,
-                        ServerEvent::ResourcesChanged,
-                    ]
-                }
+                Err(RecvError::Lagged(_)) => ServerEvent::all_lists(),
                 Err(RecvError::Closed) => break,
             };
             for event in batch.iter().filter(|e| wanted(&filter, e)) {

@@ -106,13 +106,7 @@ async fn forward_changes(server: Server, session: Arc<Session>, peer: Peer) {
         };
         let batch = match event {
             Ok(event) => vec![event],
-            Err(RecvError::Lagged(_)) => {
-                vec![
-                    ServerEvent::ToolsChanged,
-                    ServerEvent::PromptsChanged,
-                    ServerEvent::ResourcesChanged,
-                ]
-            }
+            Err(RecvError::Lagged(_)) => ServerEvent::all_lists(),
             Err(RecvError::Closed) => return,
         };
         if session.negotiated().is_none() {

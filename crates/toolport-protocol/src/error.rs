@@ -83,10 +83,7 @@ impl ErrorObject {
 
     /// -32601 for a method this server does not have.
     pub fn method_not_found(method: &str) -> Self {
-        ErrorObject::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
-        )
+        ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
     }
 
     /// -32602 with a reason.
@@ -96,10 +93,7 @@ impl ErrorObject {
 
     /// -32600 with a reason.
     pub fn invalid_request(why: impl fmt::Display) -> Self {
-        ErrorObject::new(
-            ErrorCode::INVALID_REQUEST,
-            format!("Invalid Request: {why}"),
-        )
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid Request: {why}"))
     }
 
     /// -32603 with a reason.

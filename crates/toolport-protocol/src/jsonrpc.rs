@@ -301,10 +301,7 @@ fn decode_batch(bytes: &[u8]) -> Result<Frame, ErrorResponse> {
     if items.is_empty() {
         return Err(ErrorResponse::new(
             None,
-            ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                "Invalid Request: an empty batch",
-            ),
+            ErrorObject::new(ErrorCode::INVALID_REQUEST, "Invalid Request: an empty batch"),
         ));
     }
     let messages = items
@@ -338,10 +335,7 @@ fn decode_failure(bytes: &[u8], e: &serde_json::Error) -> ErrorResponse {
 fn invalid(id: Option<RequestId>, why: &str) -> ErrorResponse {
     ErrorResponse::new(
         id,
-        ErrorObject::new(
-            ErrorCode::INVALID_REQUEST,
-            format!("Invalid Request: {why}"),
-        ),
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Invalid Request: {why}")),
     )
 }
 
@@ -410,10 +404,7 @@ mod tests {
     fn classifies_every_kind_of_message() {
         let cases = [
             (r#"{"jsonrpc":"2.0","id":"a","method":"m"}"#, "request"),
-            (
-                r#"{"jsonrpc":"2.0","method":"m","params":{}}"#,
-                "notification",
-            ),
+            (r#"{"jsonrpc":"2.0","method":"m","params":{}}"#, "notification"),
             (r#"{"jsonrpc":"2.0","id":3,"result":{}}"#, "response"),
             (
                 r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}"#,
@@ -432,12 +423,11 @@ mod tests {
             };
             assert_eq!(got, kind, "{input}");
             // Encoding gives back the same JSON.
-            let again: Value =
-                serde_json::from_slice(&encode(&match decode(input.as_bytes()).unwrap() {
-                    Frame::Single(m) => m,
-                    Frame::Batch(_) => unreachable!(),
-                }))
-                .unwrap();
+            let again: Value = serde_json::from_slice(&encode(&match decode(input.as_bytes()).unwrap() {
+                Frame::Single(m) => m,
+                Frame::Batch(_) => unreachable!(),
+            }))
+            .unwrap();
             assert_eq!(again, serde_json::from_str::<Value>(input).unwrap());
         }
     }
@@ -477,27 +467,21 @@ mod tests {
 
     #[test]
     fn batches_decode_element_by_element() {
-        let Ok(Frame::Batch(items)) = decode(
-            br#"[{"jsonrpc":"2.0","id":1,"method":"a"}, 5, {"jsonrpc":"2.0","method":"n"}]"#,
-        ) else {
+        let Ok(Frame::Batch(items)) =
+            decode(br#"[{"jsonrpc":"2.0","id":1,"method":"a"}, 5, {"jsonrpc":"2.0","method":"n"}]"#)
+        else {
             panic!()
         };
         assert_eq!(items.len(), 3);
         assert!(matches!(items[0], Ok(Message::Request(_))));
-        assert_eq!(
-            items[1].as_ref().unwrap_err().error.code,
-            ErrorCode::INVALID_REQUEST
-        );
+        assert_eq!(items[1].as_ref().unwrap_err().error.code, ErrorCode::INVALID_REQUEST);
         assert!(matches!(items[2], Ok(Message::Notification(_))));
         assert_eq!(err("[1, ").error.code, ErrorCode::PARSE_ERROR);
     }
 
     #[test]
     fn error_responses_without_id_say_null() {
-        let e = ErrorResponse::new(
-            None,
-            ErrorObject::new(ErrorCode::PARSE_ERROR, "Parse error"),
-        );
+        let e = ErrorResponse::new(None, ErrorObject::new(ErrorCode::PARSE_ERROR, "Parse error"));
         assert_eq!(
             String::from_utf8(encode(&e.into())).unwrap(),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#

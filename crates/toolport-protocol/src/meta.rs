@@ -38,11 +38,7 @@ pub mod keys {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestMeta {
     /// Where progress notifications for this request should point.
-    #[serde(
-        rename = "progressToken",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "progressToken", default, skip_serializing_if = "Option::is_none")]
     pub progress_token: Option<ProgressToken>,
     /// The 2026-07-28 protocol version; `None` on a handshake-era request.
     #[serde(
@@ -81,8 +77,6 @@ impl RequestMeta {
     /// Whether this `_meta` speaks the stateless era: any `io.modelcontextprotocol/`
     /// key but the progress token marks a 2026-07-28 request.
     pub fn is_stateless(&self) -> bool {
-        self.protocol_version.is_some()
-            || self.client_capabilities.is_some()
-            || self.client_info.is_some()
+        self.protocol_version.is_some() || self.client_capabilities.is_some() || self.client_info.is_some()
     }
 }

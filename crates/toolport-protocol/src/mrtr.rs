@@ -59,12 +59,8 @@ impl InputRequest {
     pub fn from_parts(method: &str, params: Option<Value>) -> Result<Self, String> {
         let parse = |p: Option<Value>| p.ok_or_else(|| format!("{method} needs params"));
         match method {
-            crate::elicitation::CREATE => {
-                serde_json::from_value(parse(params)?).map(InputRequest::Elicit)
-            }
-            crate::sampling::CREATE_MESSAGE => {
-                serde_json::from_value(parse(params)?).map(InputRequest::Sample)
-            }
+            crate::elicitation::CREATE => serde_json::from_value(parse(params)?).map(InputRequest::Elicit),
+            crate::sampling::CREATE_MESSAGE => serde_json::from_value(parse(params)?).map(InputRequest::Sample),
             crate::roots::LIST => params
                 .map(serde_json::from_value)
                 .transpose()

@@ -86,10 +86,7 @@ impl ProtocolVersion {
 
     /// Versions supported in the given era, newest first.
     pub fn supported_in(era: Era) -> impl Iterator<Item = ProtocolVersion> {
-        ProtocolVersion::ALL
-            .into_iter()
-            .rev()
-            .filter(move |v| v.era() == era)
+        ProtocolVersion::ALL.into_iter().rev().filter(move |v| v.era() == era)
     }
 }
 

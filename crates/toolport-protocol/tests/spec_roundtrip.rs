@@ -18,31 +18,20 @@ use toolport_protocol::mrtr::{InputRequest, InputRequests, InputRequiredResult, 
 use toolport_protocol::progress::{CancelledNotificationParams, ProgressNotificationParams};
 use toolport_protocol::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult};
 use toolport_protocol::resources::{
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
-    ResourceUpdatedNotificationParams,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceUpdatedNotificationParams,
 };
 use toolport_protocol::result::EmptyResult;
 use toolport_protocol::roots::{ListRootsResult, Root};
-use toolport_protocol::sampling::{
-    CreateMessageRequestParams, CreateMessageResult, ModelPreferences, SamplingMessage,
-};
-use toolport_protocol::subscriptions::{
-    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
-};
-use toolport_protocol::tools::{
-    CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, Tool,
-};
+use toolport_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult, ModelPreferences, SamplingMessage};
+use toolport_protocol::subscriptions::{SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams};
+use toolport_protocol::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, Tool};
 use toolport_protocol::{ErrorObject, ProtocolVersion};
 
 /// Decodes `json` as `T`, encodes it again and insists on the same JSON.
 fn round_trip<T: DeserializeOwned + Serialize>(what: &str, json: &str) {
     let original: Value = serde_json::from_str(json).unwrap();
-    let typed: T = serde_json::from_value(original.clone()).unwrap_or_else(|e| {
-        panic!(
-            "{what}: does not decode as {}: {e}",
-            std::any::type_name::<T>()
-        )
-    });
+    let typed: T = serde_json::from_value(original.clone())
+        .unwrap_or_else(|e| panic!("{what}: does not decode as {}: {e}", std::any::type_name::<T>()));
     let again = serde_json::to_value(&typed).unwrap();
     assert_eq!(
         again,
@@ -60,10 +49,7 @@ fn message_round_trip(what: &str, json: &str) {
         panic!("{what}: not a message")
     };
     let again: Value = serde_json::from_slice(&encode(&message)).unwrap();
-    assert_eq!(
-        again, original,
-        "{what}: changed on the way through the envelope"
-    );
+    assert_eq!(again, original, "{what}: changed on the way through the envelope");
     let (method, body) = match &message {
         Message::Request(r) => (r.method.as_str(), r.params.clone()),
         Message::Notification(n) => (n.method.as_str(), n.params.clone()),
@@ -80,20 +66,14 @@ fn message_round_trip(what: &str, json: &str) {
         ("tools/call", _) => round_trip::<CallToolRequestParams>(&inner, &body),
         ("prompts/get", _) => round_trip::<GetPromptRequestParams>(&inner, &body),
         ("completion/complete", _) => round_trip::<CompleteRequestParams>(&inner, &body),
-        ("subscriptions/listen", _) => {
-            round_trip::<SubscriptionsListenRequestParams>(&inner, &body)
-        }
+        ("subscriptions/listen", _) => round_trip::<SubscriptionsListenRequestParams>(&inner, &body),
         ("tools/list" | "prompts/list" | "resources/list" | "resources/templates/list", _) => {
             round_trip::<PaginatedRequestParams>(&inner, &body)
         }
         ("notifications/progress", _) => round_trip::<ProgressNotificationParams>(&inner, &body),
         ("notifications/cancelled", _) => round_trip::<CancelledNotificationParams>(&inner, &body),
-        ("notifications/message", _) => {
-            round_trip::<LoggingMessageNotificationParams>(&inner, &body)
-        }
-        ("notifications/resources/updated", _) => {
-            round_trip::<ResourceUpdatedNotificationParams>(&inner, &body)
-        }
+        ("notifications/message", _) => round_trip::<LoggingMessageNotificationParams>(&inner, &body),
+        ("notifications/resources/updated", _) => round_trip::<ResourceUpdatedNotificationParams>(&inner, &body),
         ("notifications/subscriptions/acknowledged", _) => {
             round_trip::<SubscriptionsAcknowledgedNotificationParams>(&inner, &body)
         }
@@ -102,9 +82,7 @@ fn message_round_trip(what: &str, json: &str) {
         ("", "DiscoverResultResponse") => round_trip::<DiscoverResult>(&inner, &body),
         ("", "GetPromptResultResponse") => round_trip::<GetPromptResult>(&inner, &body),
         ("", "ListPromptsResultResponse") => round_trip::<ListPromptsResult>(&inner, &body),
-        ("", "ListResourceTemplatesResultResponse") => {
-            round_trip::<ListResourceTemplatesResult>(&inner, &body)
-        }
+        ("", "ListResourceTemplatesResultResponse") => round_trip::<ListResourceTemplatesResult>(&inner, &body),
         ("", "ListResourcesResultResponse") => round_trip::<ListResourcesResult>(&inner, &body),
         ("", "ListToolsResultResponse") => round_trip::<ListToolsResult>(&inner, &body),
         ("", "ReadResourceResultResponse") => round_trip::<ReadResourceResult>(&inner, &body),
@@ -131,22 +109,18 @@ fn every_2026_07_28_example_round_trips() {
     let mut checked = 0;
     for (ty, name, json) in spec_examples::EXAMPLES {
         let what = format!("{ty}/{name}");
-        let is_message = serde_json::from_str::<Value>(json)
-            .unwrap()
-            .get("jsonrpc")
-            .is_some();
+        let is_message = serde_json::from_str::<Value>(json).unwrap().get("jsonrpc").is_some();
         if is_message {
             message_round_trip(&what, json);
             checked += 1;
             continue;
         }
         match *ty {
-            "AudioContent" | "ImageContent" | "TextContent" | "ResourceLink"
-            | "EmbeddedResource" => round_trip::<ContentBlock>(&what, json),
-            "ToolUseContent" | "ToolResultContent" => round_trip::<SamplingContent>(&what, json),
-            "BlobResourceContents" | "TextResourceContents" => {
-                round_trip::<ResourceContents>(&what, json)
+            "AudioContent" | "ImageContent" | "TextContent" | "ResourceLink" | "EmbeddedResource" => {
+                round_trip::<ContentBlock>(&what, json)
             }
+            "ToolUseContent" | "ToolResultContent" => round_trip::<SamplingContent>(&what, json),
+            "BlobResourceContents" | "TextResourceContents" => round_trip::<ResourceContents>(&what, json),
             "CallToolRequestParams" => round_trip::<CallToolRequestParams>(&what, json),
             "CallToolResult" => round_trip::<CallToolResult>(&what, json),
             "CancelledNotificationParams" => round_trip::<CancelledNotificationParams>(&what, json),
@@ -164,9 +138,7 @@ fn every_2026_07_28_example_round_trips() {
             "CreateMessageRequestParams" => round_trip::<CreateMessageRequestParams>(&what, json),
             "CreateMessageResult" => round_trip::<CreateMessageResult>(&what, json),
             "DiscoverResult" => round_trip::<DiscoverResult>(&what, json),
-            "ElicitRequestFormParams" | "ElicitRequestURLParams" => {
-                round_trip::<ElicitRequestParams>(&what, json)
-            }
+            "ElicitRequestFormParams" | "ElicitRequestURLParams" => round_trip::<ElicitRequestParams>(&what, json),
             "ElicitResult" => round_trip::<ElicitResult>(&what, json),
             "GetPromptRequestParams" => round_trip::<GetPromptRequestParams>(&what, json),
             "GetPromptResult" => round_trip::<GetPromptResult>(&what, json),
@@ -181,17 +153,13 @@ fn every_2026_07_28_example_round_trips() {
             "ListResourcesResult" => round_trip::<ListResourcesResult>(&what, json),
             "ListRootsResult" => round_trip::<ListRootsResult>(&what, json),
             "ListToolsResult" => round_trip::<ListToolsResult>(&what, json),
-            "LoggingMessageNotificationParams" => {
-                round_trip::<LoggingMessageNotificationParams>(&what, json)
-            }
+            "LoggingMessageNotificationParams" => round_trip::<LoggingMessageNotificationParams>(&what, json),
             "ModelPreferences" => round_trip::<ModelPreferences>(&what, json),
             "PaginatedRequestParams" => round_trip::<PaginatedRequestParams>(&what, json),
             "ProgressNotificationParams" => round_trip::<ProgressNotificationParams>(&what, json),
             "ReadResourceResult" => round_trip::<ReadResourceResult>(&what, json),
             "Resource" => round_trip::<Resource>(&what, json),
-            "ResourceUpdatedNotificationParams" => {
-                round_trip::<ResourceUpdatedNotificationParams>(&what, json)
-            }
+            "ResourceUpdatedNotificationParams" => round_trip::<ResourceUpdatedNotificationParams>(&what, json),
             "Root" => round_trip::<Root>(&what, json),
             "SamplingMessage" => round_trip::<SamplingMessage>(&what, json),
             "ServerCapabilities" => round_trip::<ServerCapabilities>(&what, json),

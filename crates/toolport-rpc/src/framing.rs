@@ -135,14 +135,7 @@ mod tests {
     #[test]
     fn splits_lines_across_chunks() {
         let got = lines(100, &[b"ab", b"c\nde", b"f\r\n\n  \nxyz"]);
-        assert_eq!(
-            got,
-            vec![
-                Ok(b"abc".to_vec()),
-                Ok(b"def".to_vec()),
-                Ok(b"xyz".to_vec())
-            ]
-        );
+        assert_eq!(got, vec![Ok(b"abc".to_vec()), Ok(b"def".to_vec()), Ok(b"xyz".to_vec())]);
     }
 
     #[test]

@@ -29,7 +29,5 @@ pub mod pending;
 pub mod stdio;
 pub mod transport;
 
-pub use peer::{
-    Connection, Peer, PeerChannel, PeerOptions, RequestContext, RpcError, Service, connect,
-};
+pub use peer::{Connection, Peer, PeerChannel, PeerOptions, RequestContext, RpcError, Service, connect};
 pub use transport::{Incoming, Outgoing, Transport};

@@ -17,9 +17,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use toolport_protocol::jsonrpc::{
-    ErrorResponse, Frame, Message, Notification, Request, RequestId, Response,
-};
+use toolport_protocol::jsonrpc::{ErrorResponse, Frame, Message, Notification, Request, RequestId, Response};
 use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
 use toolport_protocol::{ErrorCode, ErrorObject};
 
@@ -168,11 +166,7 @@ pub fn connect(transport: Transport, options: PeerOptions) -> (Peer, Connection)
 
 impl Peer {
     /// Sends a request and waits for its result, up to the default timeout.
-    pub async fn request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-    ) -> Result<Box<RawValue>, RpcError> {
+    pub async fn request(&self, method: &str, params: Option<Value>) -> Result<Box<RawValue>, RpcError> {
         self.request_with(method, params, self.shared.request_timeout, None)
             .await
     }
@@ -225,11 +219,7 @@ impl Peer {
 
     /// Queues anything for the writer.
     pub async fn send(&self, item: Outgoing) -> Result<(), RpcError> {
-        self.shared
-            .outgoing
-            .send(item)
-            .await
-            .map_err(|_| RpcError::Closed)
+        self.shared.outgoing.send(item).await.map_err(|_| RpcError::Closed)
     }
 
     /// Whether the connection has closed.
@@ -288,11 +278,7 @@ impl Drop for CancelOnDrop<'_> {
             let note = Notification::new(CANCELLED, serde_json::to_value(params).ok());
             // Best effort: if the queue is full the other side will see the
             // connection's backpressure long before it misses this notice.
-            let _ = self
-                .peer
-                .shared
-                .outgoing
-                .try_send(Outgoing::Message(note.into()));
+            let _ = self.peer.shared.outgoing.try_send(Outgoing::Message(note.into()));
         }
     }
 }
@@ -396,8 +382,7 @@ fn dispatch<S: Service>(
             let (service, peer, in_flight) = (service.clone(), peer.clone(), in_flight.clone());
             tasks.spawn(async move {
                 let id = request.id.clone();
-                if let Some(answer) = run_request(request, token, &service, &peer, &in_flight).await
-                {
+                if let Some(answer) = run_request(request, token, &service, &peer, &in_flight).await {
                     let _ = peer.send(Outgoing::Message(answer)).await;
                 }
                 drop(id);
@@ -418,10 +403,7 @@ fn dispatch<S: Service>(
             }
             None
         }
-        Message::Error(ErrorResponse {
-            id: Some(id),
-            error,
-        }) => {
+        Message::Error(ErrorResponse { id: Some(id), error }) => {
             if !peer.shared.pending.resolve(&id, Err(error)) {
                 tracing::debug!(%id, "dropped an error response nobody waits for");
             }
@@ -435,11 +417,7 @@ fn dispatch<S: Service>(
 }
 
 /// Registers an incoming request as in flight, refusing duplicates and excess.
-fn admit(
-    id: &RequestId,
-    in_flight: &InFlight,
-    max: usize,
-) -> Result<CancellationToken, ErrorObject> {
+fn admit(id: &RequestId, in_flight: &InFlight, max: usize) -> Result<CancellationToken, ErrorObject> {
     let mut map = in_flight.lock().unwrap_or_else(|p| p.into_inner());
     if map.contains_key(id) {
         return Err(ErrorObject::invalid_request(format!(
@@ -474,10 +452,7 @@ async fn run_request<S: Service>(
         peer: peer.clone(),
     };
     let outcome = service.call(request, cx).await;
-    in_flight
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(&id);
+    in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
     if token.is_cancelled() {
         return None;
     }
@@ -518,25 +493,17 @@ async fn serve_batch<S: Service>(
             Err(error) => answers.push(Message::Error(error)),
             Ok(Message::Request(request)) => match admit(&request.id, &in_flight, usize::MAX) {
                 Ok(token) => {
-                    let (service, peer, in_flight) =
-                        (service.clone(), peer.clone(), in_flight.clone());
-                    requests.spawn(async move {
-                        run_request(request, token, &service, &peer, &in_flight).await
-                    });
+                    let (service, peer, in_flight) = (service.clone(), peer.clone(), in_flight.clone());
+                    requests.spawn(async move { run_request(request, token, &service, &peer, &in_flight).await });
                 }
                 Err(error) => answers.push(ErrorResponse::new(Some(request.id), error).into()),
             },
-            Ok(Message::Notification(n)) if n.method == CANCELLED => {
-                cancel_in_flight(&n, &in_flight)
-            }
+            Ok(Message::Notification(n)) if n.method == CANCELLED => cancel_in_flight(&n, &in_flight),
             Ok(Message::Notification(n)) => service.notification(n, &peer),
             Ok(Message::Response(Response { id, result })) => {
                 peer.shared.pending.resolve(&id, Ok(result));
             }
-            Ok(Message::Error(ErrorResponse {
-                id: Some(id),
-                error,
-            })) => {
+            Ok(Message::Error(ErrorResponse { id: Some(id), error })) => {
                 peer.shared.pending.resolve(&id, Err(error));
             }
             Ok(Message::Error(_)) => {}

@@ -106,11 +106,7 @@ fn read_blocking(mut input: impl BufRead, max_line: usize, incoming: &mpsc::Send
     });
 }
 
-async fn read_async<R: AsyncBufRead + Unpin>(
-    mut input: R,
-    max_line: usize,
-    incoming: &mpsc::Sender<Incoming>,
-) {
+async fn read_async<R: AsyncBufRead + Unpin>(mut input: R, max_line: usize, incoming: &mpsc::Sender<Incoming>) {
     let mut decoder = LineDecoder::new(max_line);
     loop {
         let chunk = match input.fill_buf().await {
@@ -209,10 +205,7 @@ fn write_blocking(out: impl Write, mut outgoing: mpsc::Receiver<Outgoing>) -> io
     out.flush()
 }
 
-async fn write_async<W: AsyncWrite + Unpin>(
-    out: W,
-    mut outgoing: mpsc::Receiver<Outgoing>,
-) -> io::Result<()> {
+async fn write_async<W: AsyncWrite + Unpin>(out: W, mut outgoing: mpsc::Receiver<Outgoing>) -> io::Result<()> {
     let mut out = tokio::io::BufWriter::new(out);
     let mut buf = Vec::new();
     while let Some(item) = outgoing.recv().await {

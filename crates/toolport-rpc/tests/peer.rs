@@ -23,11 +23,7 @@ struct TestService {
 }
 
 impl Service for TestService {
-    async fn call(
-        &self,
-        request: Request,
-        cx: RequestContext,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    async fn call(&self, request: Request, cx: RequestContext) -> Result<Box<RawValue>, ErrorObject> {
         match request.method.as_str() {
             "sleep" => {
                 self.started.notify_one();
@@ -92,21 +88,14 @@ impl Harness {
 #[tokio::test]
 async fn answers_are_routed_by_id() {
     let mut h = start_pipes(PeerOptions::default());
-    h.send(r#"{"jsonrpc":"2.0","id":"a","method":"gated"}"#)
-        .await;
+    h.send(r#"{"jsonrpc":"2.0","id":"a","method":"gated"}"#).await;
     h.send(r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":1}}"#)
         .await;
     // The second overtakes the first, which waits for the gate; each answer
     // carries its own id.
-    assert_eq!(
-        h.recv().await,
-        json!({"jsonrpc":"2.0","id":1,"result":{"x":1}})
-    );
+    assert_eq!(h.recv().await, json!({"jsonrpc":"2.0","id":1,"result":{"x":1}}));
     h.service.gate.notify_one();
-    assert_eq!(
-        h.recv().await,
-        json!({"jsonrpc":"2.0","id":"a","result":"gated done"})
-    );
+    assert_eq!(h.recv().await, json!({"jsonrpc":"2.0","id":"a","result":"gated done"}));
 }
 
 #[tokio::test]
@@ -114,9 +103,9 @@ async fn cancellation_fires_the_handlers_token_and_suppresses_the_answer() {
     let mut h = start_pipes(PeerOptions::default());
     h.send(r#"{"jsonrpc":"2.0","id":7,"method":"sleep"}"#).await;
     h.service.started.notified().await;
-    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#).await;
-    h.send(r#"{"jsonrpc":"2.0","id":8,"method":"echo","params":{}}"#)
+    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#)
         .await;
+    h.send(r#"{"jsonrpc":"2.0","id":8,"method":"echo","params":{}}"#).await;
     // The next line is the answer to 8: nothing is sent for the cancelled 7.
     assert_eq!(h.recv().await, json!({"jsonrpc":"2.0","id":8,"result":{}}));
     assert_eq!(h.service.cancelled.load(Ordering::SeqCst), 1);
@@ -127,8 +116,7 @@ async fn duplicate_in_flight_ids_are_refused() {
     let mut h = start_pipes(PeerOptions::default());
     h.send(r#"{"jsonrpc":"2.0","id":5,"method":"sleep"}"#).await;
     h.service.started.notified().await;
-    h.send(r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{}}"#)
-        .await;
+    h.send(r#"{"jsonrpc":"2.0","id":5,"method":"echo","params":{}}"#).await;
     let answer = h.recv().await;
     assert_eq!(answer["id"], 5);
     assert_eq!(answer["error"]["code"], -32600);
@@ -160,8 +148,7 @@ async fn overload_is_refused_with_a_retry_hint() {
 #[tokio::test]
 async fn requests_back_to_the_client_are_answered_by_id() {
     let mut h = start_pipes(PeerOptions::default());
-    h.send(r#"{"jsonrpc":"2.0","id":"outer","method":"ask"}"#)
-        .await;
+    h.send(r#"{"jsonrpc":"2.0","id":"outer","method":"ask"}"#).await;
     let question = h.recv().await;
     assert_eq!(question["method"], "question");
     let id = question["id"].clone();
@@ -179,8 +166,7 @@ async fn our_requests_time_out_and_are_cancelled() {
         request_timeout: Duration::from_secs(2),
         ..PeerOptions::default()
     });
-    h.send(r#"{"jsonrpc":"2.0","id":"outer","method":"ask"}"#)
-        .await;
+    h.send(r#"{"jsonrpc":"2.0","id":"outer","method":"ask"}"#).await;
     let question = h.recv().await;
     // We never answer: the handler's request times out, a cancellation is
     // sent for it, and the handler's failure comes back as an error.
@@ -202,10 +188,7 @@ async fn eof_drains_in_flight_requests_before_closing() {
     let mut h = start_pipes(PeerOptions::default());
     h.send(r#"{"jsonrpc":"2.0","id":1,"method":"slow"}"#).await;
     h.to_server.shutdown().await.unwrap();
-    assert_eq!(
-        h.recv().await,
-        json!({"jsonrpc":"2.0","id":1,"result":"slow done"})
-    );
+    assert_eq!(h.recv().await, json!({"jsonrpc":"2.0","id":1,"result":"slow done"}));
     tokio::time::timeout(Duration::from_secs(5), h.done)
         .await
         .unwrap()
@@ -231,16 +214,14 @@ async fn malformed_and_oversized_lines_get_errors_and_the_connection_goes_on() {
         (answer["id"].clone(), answer["error"]["code"].clone()),
         (json!(99), json!(-32600))
     );
-    h.send(r#"[{"jsonrpc":"2.0","id":1,"method":"echo"}]"#)
-        .await;
+    h.send(r#"[{"jsonrpc":"2.0","id":1,"method":"echo"}]"#).await;
     assert!(
         h.recv().await["error"]["message"]
             .as_str()
             .unwrap()
             .contains("2025-03-26")
     );
-    h.send(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":[1]}"#)
-        .await;
+    h.send(r#"{"jsonrpc":"2.0","id":2,"method":"echo","params":[1]}"#).await;
     assert_eq!(h.recv().await, json!({"jsonrpc":"2.0","id":2,"result":[1]}));
 }
 

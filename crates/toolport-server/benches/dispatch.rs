@@ -25,12 +25,7 @@ impl PeerChannel for NullChannel {
     fn notify(&self, _: Notification) -> BoxFuture<'_, Result<(), RpcError>> {
         Box::pin(async { Ok(()) })
     }
-    fn request(
-        &self,
-        _: String,
-        _: Option<Value>,
-        _: Duration,
-    ) -> BoxFuture<'_, Result<Box<RawValue>, RpcError>> {
+    fn request(&self, _: String, _: Option<Value>, _: Duration) -> BoxFuture<'_, Result<Box<RawValue>, RpcError>> {
         Box::pin(async { Err(RpcError::Closed) })
     }
 }
@@ -44,12 +39,7 @@ const MODERN: &[u8] = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params
 const LEGACY: &[u8] =
     br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello from the mcp peer benchmark"}}}"#;
 
-fn one_call(
-    rt: &tokio::runtime::Runtime,
-    server: &Server,
-    call: &CallContext,
-    line: &[u8],
-) -> Vec<u8> {
+fn one_call(rt: &tokio::runtime::Runtime, server: &Server, call: &CallContext, line: &[u8]) -> Vec<u8> {
     let Ok(Frame::Single(Message::Request(request))) = decode(line) else {
         unreachable!()
     };
@@ -61,9 +51,7 @@ fn one_call(
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let server = Server::builder("bench", "1")
         .tool(tool("echo").handler(|args: EchoArgs| async move { args.text }))
         .build()
@@ -87,10 +75,7 @@ fn bench(c: &mut Criterion) {
                 unreachable!()
             };
             let result = serde_json::value::to_raw_value(&request.params).unwrap();
-            black_box(encode(&Message::Response(Response {
-                id: request.id,
-                result,
-            })))
+            black_box(encode(&Message::Response(Response { id: request.id, result })))
         })
     });
     group.bench_function("2026-07-28 stateless", |b| {

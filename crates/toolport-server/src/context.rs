@@ -8,9 +8,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
-use toolport_protocol::capabilities::{
-    ClientCapabilities, ElicitationCapability, Implementation, RootsCapability,
-};
+use toolport_protocol::capabilities::{ClientCapabilities, ElicitationCapability, Implementation, RootsCapability};
 use toolport_protocol::elicitation::{ElicitRequestParams, ElicitResult};
 use toolport_protocol::jsonrpc::{Notification, RequestId};
 use toolport_protocol::logging::{self, LoggingLevel, LoggingMessageNotificationParams};
@@ -91,9 +89,7 @@ impl fmt::Debug for RequestContext {
 
 impl RequestContext {
     pub(crate) fn new(inner: ContextInner) -> Self {
-        RequestContext {
-            inner: Arc::new(inner),
-        }
+        RequestContext { inner: Arc::new(inner) }
     }
 
     pub(crate) fn responses(&self) -> &BTreeMap<String, Value> {
@@ -184,19 +180,12 @@ impl RequestContext {
     /// The handler's own state from a previous round (2026-07-28; see
     /// [`InputRequired::with_state`]).
     pub fn request_state<T: DeserializeOwned>(&self) -> Option<T> {
-        self.inner
-            .state
-            .clone()
-            .and_then(|s| serde_json::from_value(s).ok())
+        self.inner.state.clone().and_then(|s| serde_json::from_value(s).ok())
     }
 
     /// Asks the user through a form (elicitation). `key` names this question;
     /// it must be the same on every run of the handler.
-    pub async fn elicit(
-        &self,
-        key: &str,
-        params: ElicitRequestParams,
-    ) -> Result<ElicitResult, ToolError> {
+    pub async fn elicit(&self, key: &str, params: ElicitRequestParams) -> Result<ElicitResult, ToolError> {
         let answer = self.input_one(key, InputRequest::Elicit(params)).await?;
         parse_answer(key, answer)
     }
@@ -218,18 +207,13 @@ impl RequestContext {
     }
 
     async fn input_one(&self, key: &str, request: InputRequest) -> Result<Value, ToolError> {
-        let mut answers = self
-            .input(InputRequests::from([(key.to_owned(), request)]))
-            .await?;
+        let mut answers = self.input(InputRequests::from([(key.to_owned(), request)])).await?;
         Ok(answers.remove(key).unwrap_or(Value::Null))
     }
 
     /// Asks for several inputs at once; returns every answer by key, or stops
     /// the handler until the client has supplied all of them.
-    pub async fn input(
-        &self,
-        requests: InputRequests,
-    ) -> Result<BTreeMap<String, Value>, ToolError> {
+    pub async fn input(&self, requests: InputRequests) -> Result<BTreeMap<String, Value>, ToolError> {
         let missing_capability = required_capabilities(&requests, &self.inner.client_capabilities);
         match self.inner.version.era() {
             Era::Stateless => {
@@ -248,14 +232,10 @@ impl RequestContext {
                 if missing.is_empty() {
                     return Ok(answers);
                 }
-                if let Some(required) =
-                    required_capabilities(&missing, &self.inner.client_capabilities)
-                {
+                if let Some(required) = required_capabilities(&missing, &self.inner.client_capabilities) {
                     return Err(ToolError::MissingCapability(Box::new(required)));
                 }
-                Err(ToolError::InputRequired(Box::new(InputRequired::new(
-                    missing,
-                ))))
+                Err(ToolError::InputRequired(Box::new(InputRequired::new(missing))))
             }
             Era::Handshake => {
                 if let Some(required) = missing_capability {
@@ -273,15 +253,9 @@ impl RequestContext {
                             request.method(),
                             error.message
                         )),
-                        other => ToolError::Failed(format!(
-                            "no answer to the {} request: {other}",
-                            request.method()
-                        )),
+                        other => ToolError::Failed(format!("no answer to the {} request: {other}", request.method())),
                     })?;
-                    answers.insert(
-                        key,
-                        serde_json::from_str(answer.get()).unwrap_or(Value::Null),
-                    );
+                    answers.insert(key, serde_json::from_str(answer.get()).unwrap_or(Value::Null));
                 }
                 Ok(answers)
             }
@@ -298,10 +272,7 @@ fn parse_answer<T: DeserializeOwned>(key: &str, answer: Value) -> Result<T, Tool
 }
 
 /// The capabilities `requests` need that the client did not declare.
-fn required_capabilities(
-    requests: &InputRequests,
-    declared: &ClientCapabilities,
-) -> Option<ClientCapabilities> {
+fn required_capabilities(requests: &InputRequests, declared: &ClientCapabilities) -> Option<ClientCapabilities> {
     let mut required = ClientCapabilities::default();
     let mut any = false;
     for request in requests.values() {

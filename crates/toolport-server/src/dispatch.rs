@@ -14,17 +14,13 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::capabilities::{ClientCapabilities, Implementation};
 use toolport_protocol::jsonrpc::{Request, RequestId};
-use toolport_protocol::lifecycle::{
-    self, DiscoverResult, InitializeRequestParams, InitializeResult,
-};
+use toolport_protocol::lifecycle::{self, DiscoverResult, InitializeRequestParams, InitializeResult};
 use toolport_protocol::logging::{self, LoggingLevel, SetLevelRequestParams};
 use toolport_protocol::meta::{Meta, RequestMeta, keys};
 use toolport_protocol::progress::ProgressToken;
 use toolport_protocol::resources::{self, ReadResourceRequestParams};
 use toolport_protocol::result::{EmptyResult, McpResult, ResultType};
-use toolport_protocol::{
-    Era, ErrorCode, ErrorObject, ProtocolVersion, completion, prompts, subscriptions, tools,
-};
+use toolport_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion, completion, prompts, subscriptions, tools};
 use toolport_rpc::PeerChannel;
 
 use crate::context::Principal;
@@ -92,12 +88,8 @@ pub fn request_era(method: &str, params: Option<&Value>) -> RequestEra {
         Some(v) => RequestEra::Stateless(v.as_str().unwrap_or_default().to_owned()),
         None if is_stateless_only(method) => RequestEra::Stateless(String::new()),
         None => {
-            let meta = params
-                .and_then(|p| p.get("_meta"))
-                .and_then(Value::as_object);
-            if meta.is_some_and(|m| {
-                m.contains_key(keys::CLIENT_CAPABILITIES) || m.contains_key(keys::CLIENT_INFO)
-            }) {
+            let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
+            if meta.is_some_and(|m| m.contains_key(keys::CLIENT_CAPABILITIES) || m.contains_key(keys::CLIENT_INFO)) {
                 RequestEra::Stateless(String::new())
             } else {
                 RequestEra::Handshake
@@ -113,11 +105,7 @@ fn is_stateless_only(method: &str) -> bool {
 impl Server {
     /// Answers one request. Every failure is a JSON-RPC error object; a
     /// tool's own failure is an `isError` result inside `Ok`.
-    pub async fn handle(
-        &self,
-        request: Request,
-        call: CallContext,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    pub async fn handle(&self, request: Request, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
         let Request { id, method, params } = request;
         let mut params = match params {
             None => Map::new(),
@@ -126,8 +114,9 @@ impl Server {
         };
         let meta: RequestMeta = match params.remove("_meta") {
             None => RequestMeta::default(),
-            Some(meta) => serde_json::from_value(meta)
-                .map_err(|e| ErrorObject::invalid_params(format!("_meta: {e}")))?,
+            Some(meta) => {
+                serde_json::from_value(meta).map_err(|e| ErrorObject::invalid_params(format!("_meta: {e}")))?
+            }
         };
         if meta.is_stateless() || is_stateless_only(&method) {
             let scope = self.stateless_scope(id, method, meta, call)?;
@@ -250,11 +239,7 @@ impl Server {
         self.route(scope, params).await
     }
 
-    fn initialize(
-        &self,
-        params: Map<String, Value>,
-        session: &Session,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    fn initialize(&self, params: Map<String, Value>, session: &Session) -> Result<Box<RawValue>, ErrorObject> {
         let p: InitializeRequestParams = parse(params)?;
         // The client's version if we speak it in the handshake era, else our
         // newest handshake version; the client decides whether it can use it.
@@ -265,9 +250,7 @@ impl Server {
             .filter(|v| v.era() == Era::Handshake && self.supports(*v))
             .or_else(|| ProtocolVersion::supported_in(Era::Handshake).find(|v| self.supports(*v)))
             .ok_or_else(|| {
-                ErrorObject::invalid_request(
-                    "this server does not speak any handshake-era protocol version",
-                )
+                ErrorObject::invalid_request("this server does not speak any handshake-era protocol version")
             })?;
         let negotiated = Negotiated {
             version,
@@ -290,11 +273,7 @@ impl Server {
         encode(&result)
     }
 
-    async fn route(
-        &self,
-        scope: Scope,
-        params: Map<String, Value>,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    async fn route(&self, scope: Scope, params: Map<String, Value>) -> Result<Box<RawValue>, ErrorObject> {
         match scope.method.as_str() {
             lifecycle::DISCOVER => {
                 let result = DiscoverResult {
@@ -356,9 +335,7 @@ impl Server {
 }
 
 /// Reads typed params; a mismatch is -32602 with serde's reason.
-pub(crate) fn parse<T: serde::de::DeserializeOwned>(
-    params: Map<String, Value>,
-) -> Result<T, ErrorObject> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(params: Map<String, Value>) -> Result<T, ErrorObject> {
     serde_json::from_value(Value::Object(params)).map_err(ErrorObject::invalid_params)
 }
 

@@ -1,6 +1,10 @@
 //! Changes the server announces to connections and listeners.
 
+use serde_json::json;
 use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
+use toolport_protocol::jsonrpc::Notification;
+use toolport_protocol::{prompts, resources, tools};
 
 /// Something changed on the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,12 +22,32 @@ pub enum ServerEvent {
 
 impl ServerEvent {
     /// What a subscriber that fell behind must assume: every list changed.
-    pub(crate) fn all_lists() -> Vec<ServerEvent> {
+    pub fn all_lists() -> Vec<ServerEvent> {
         vec![
             ServerEvent::ToolsChanged,
             ServerEvent::PromptsChanged,
             ServerEvent::ResourcesChanged,
         ]
+    }
+
+    /// The notification that announces this event.
+    pub fn notification(&self) -> Notification {
+        match self {
+            ServerEvent::ToolsChanged => Notification::new(tools::LIST_CHANGED, None),
+            ServerEvent::PromptsChanged => Notification::new(prompts::LIST_CHANGED, None),
+            ServerEvent::ResourcesChanged => Notification::new(resources::LIST_CHANGED, None),
+            ServerEvent::ResourceUpdated(uri) => Notification::new(resources::UPDATED, Some(json!({ "uri": uri }))),
+        }
+    }
+
+    /// The next events of a subscription; `None` once the server is gone.
+    /// A subscriber that fell behind gets [`ServerEvent::all_lists`].
+    pub async fn next(events: &mut broadcast::Receiver<ServerEvent>) -> Option<Vec<ServerEvent>> {
+        match events.recv().await {
+            Ok(event) => Some(vec![event]),
+            Err(RecvError::Lagged(_)) => Some(ServerEvent::all_lists()),
+            Err(RecvError::Closed) => None,
+        }
     }
 }
 

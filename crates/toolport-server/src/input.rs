@@ -39,10 +39,7 @@ pub struct InputRequired {
 impl InputRequired {
     /// Input required for these requests.
     pub fn new(requests: InputRequests) -> Self {
-        InputRequired {
-            requests,
-            state: None,
-        }
+        InputRequired { requests, state: None }
     }
 
     /// Carries `state` to the retry.
@@ -62,12 +59,7 @@ pub(crate) struct StateBinding {
 }
 
 impl StateBinding {
-    pub(crate) fn new(
-        method: &str,
-        target: &str,
-        arguments: Option<&Value>,
-        principal: Option<&str>,
-    ) -> Self {
+    pub(crate) fn new(method: &str, target: &str, arguments: Option<&Value>, principal: Option<&str>) -> Self {
         // serde_json maps are sorted by key, so this encoding is canonical.
         let encoded = arguments
             .map(|a| serde_json::to_vec(a).unwrap_or_default())
@@ -169,34 +161,24 @@ impl StateSealer {
             p: binding.principal.clone(),
             body,
         };
-        let payload =
-            URL_SAFE_NO_PAD.encode(serde_json::to_vec(&envelope).expect("state serializes"));
+        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&envelope).expect("state serializes"));
         let mut mac = self.mac();
         mac.update(payload.as_bytes());
         let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
         format!("{payload}.{tag}")
     }
 
-    pub(crate) fn open(
-        &self,
-        sealed: &str,
-        binding: &StateBinding,
-    ) -> Result<StatePayload, StateError> {
+    pub(crate) fn open(&self, sealed: &str, binding: &StateBinding) -> Result<StatePayload, StateError> {
         if sealed.len() > MAX_STATE_LEN {
             return Err(StateError::Malformed);
         }
         let (payload, tag) = sealed.split_once('.').ok_or(StateError::Malformed)?;
-        let tag = URL_SAFE_NO_PAD
-            .decode(tag)
-            .map_err(|_| StateError::Malformed)?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Malformed)?;
         let mut mac = self.mac();
         mac.update(payload.as_bytes());
         mac.verify_slice(&tag).map_err(|_| StateError::Tampered)?;
-        let bytes = URL_SAFE_NO_PAD
-            .decode(payload)
-            .map_err(|_| StateError::Malformed)?;
-        let envelope: Envelope =
-            serde_json::from_slice(&bytes).map_err(|_| StateError::Malformed)?;
+        let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| StateError::Malformed)?;
+        let envelope: Envelope = serde_json::from_slice(&bytes).map_err(|_| StateError::Malformed)?;
         if envelope.v != 1 {
             return Err(StateError::Malformed);
         }
@@ -206,10 +188,7 @@ impl StateSealer {
         if envelope.p != binding.principal {
             return Err(StateError::WrongPrincipal);
         }
-        if envelope.m != binding.method
-            || envelope.t != binding.target
-            || envelope.d != binding.arguments_digest
-        {
+        if envelope.m != binding.method || envelope.t != binding.target || envelope.d != binding.arguments_digest {
             return Err(StateError::WrongRequest);
         }
         Ok(envelope.body)
@@ -241,10 +220,7 @@ mod tests {
             state: Some(json!(3)),
         };
         let sealed = sealer.seal(&binding(json!({"x": 1}), Some("alice")), body.clone());
-        assert_eq!(
-            sealer.open(&sealed, &binding(json!({"x": 1}), Some("alice"))),
-            Ok(body)
-        );
+        assert_eq!(sealer.open(&sealed, &binding(json!({"x": 1}), Some("alice"))), Ok(body));
         assert_eq!(
             sealer.open(&sealed, &binding(json!({"x": 2}), Some("alice"))),
             Err(StateError::WrongRequest)
@@ -285,12 +261,8 @@ mod tests {
         let b = binding(json!({}), None);
         let sealed = sealer.seal(&b, StatePayload::default());
         // Sealed with an expiry of "now": one second later it has lapsed.
-        let envelope: Envelope = serde_json::from_slice(
-            &URL_SAFE_NO_PAD
-                .decode(sealed.split_once('.').unwrap().0)
-                .unwrap(),
-        )
-        .unwrap();
+        let envelope: Envelope =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(sealed.split_once('.').unwrap().0).unwrap()).unwrap();
         assert!(envelope.exp <= now_secs());
         let expired = StateSealer {
             key: [7; 32],
@@ -301,10 +273,7 @@ mod tests {
         let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&env).unwrap());
         let mut mac = expired.mac();
         mac.update(payload.as_bytes());
-        let resealed = format!(
-            "{payload}.{}",
-            URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
-        );
+        let resealed = format!("{payload}.{}", URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()));
         assert_eq!(expired.open(&resealed, &b), Err(StateError::Expired));
     }
 }

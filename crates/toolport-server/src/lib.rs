@@ -58,8 +58,7 @@ pub use serve::ServerConnection;
 pub use server::{CacheHints, Server, ServerBuilder, ServerOptions};
 pub use session::{Negotiated, Session};
 pub use tool::{
-    ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, ToolBuilder, ToolEntry, ToolHandler,
-    WithContext, tool,
+    ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, ToolBuilder, ToolEntry, ToolHandler, WithContext, tool,
 };
 
 /// The README's example compiles as a doctest.

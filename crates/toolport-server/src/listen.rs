@@ -4,48 +4,27 @@
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use tokio::sync::broadcast::error::RecvError;
+use toolport_protocol::ErrorObject;
 use toolport_protocol::jsonrpc::Notification;
 use toolport_protocol::meta::{Meta, keys};
 use toolport_protocol::result::EmptyResult;
-use toolport_protocol::subscriptions::{
-    self, SubscriptionFilter, SubscriptionsListenRequestParams,
-};
-use toolport_protocol::{ErrorObject, prompts, resources, tools};
+use toolport_protocol::subscriptions::{self, SubscriptionFilter, SubscriptionsListenRequestParams};
 
 use crate::dispatch::{Scope, parse};
 use crate::events::ServerEvent;
 use crate::server::Server;
-
-/// The notification an event becomes, if any.
-pub(crate) fn notification_for(event: &ServerEvent) -> (&'static str, Option<Value>) {
-    match event {
-        ServerEvent::ToolsChanged => (tools::LIST_CHANGED, None),
-        ServerEvent::PromptsChanged => (prompts::LIST_CHANGED, None),
-        ServerEvent::ResourcesChanged => (resources::LIST_CHANGED, None),
-        ServerEvent::ResourceUpdated(uri) => (resources::UPDATED, Some(json!({ "uri": uri }))),
-    }
-}
 
 fn wanted(filter: &SubscriptionFilter, event: &ServerEvent) -> bool {
     match event {
         ServerEvent::ToolsChanged => filter.tools_list_changed == Some(true),
         ServerEvent::PromptsChanged => filter.prompts_list_changed == Some(true),
         ServerEvent::ResourcesChanged => filter.resources_list_changed == Some(true),
-        ServerEvent::ResourceUpdated(uri) => filter
-            .resource_subscriptions
-            .iter()
-            .flatten()
-            .any(|u| u == uri),
+        ServerEvent::ResourceUpdated(uri) => filter.resource_subscriptions.iter().flatten().any(|u| u == uri),
     }
 }
 
 impl Server {
-    pub(crate) async fn listen(
-        &self,
-        scope: &Scope,
-        params: Map<String, Value>,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    pub(crate) async fn listen(&self, scope: &Scope, params: Map<String, Value>) -> Result<Box<RawValue>, ErrorObject> {
         let p: SubscriptionsListenRequestParams = parse(params)?;
         let filter = p.notifications;
         let subscription_id = serde_json::to_value(&scope.id).map_err(ErrorObject::internal)?;
@@ -63,26 +42,18 @@ impl Server {
             return Err(ErrorObject::internal("the listener went away"));
         }
         loop {
-            let event = tokio::select! {
-                event = events.recv() => event,
+            let batch = tokio::select! {
+                batch = ServerEvent::next(&mut events) => batch,
                 _ = scope.call.cancel.cancelled() => break,
                 _ = self.inner.shutdown.cancelled() => break,
             };
-            let batch = match event {
-                Ok(event) => vec![event],
-                // Fell behind: every list may have changed.
-                Err(RecvError::Lagged(_)) => ServerEvent::all_lists(),
-                Err(RecvError::Closed) => break,
-            };
+            let Some(batch) = batch else { break };
             for event in batch.iter().filter(|e| wanted(&filter, e)) {
-                let (method, params) = notification_for(event);
-                let mut params = params.unwrap_or_else(|| json!({}));
+                let mut note = event.notification();
+                let mut params = note.params.take().unwrap_or_else(|| json!({}));
                 params["_meta"] = Value::Object(tag.clone());
-                if channel
-                    .notify(Notification::new(method, Some(params)))
-                    .await
-                    .is_err()
-                {
+                note.params = Some(params);
+                if channel.notify(note).await.is_err() {
                     return Err(ErrorObject::internal("the listener went away"));
                 }
             }

@@ -6,18 +6,14 @@ use std::future::Future;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use toolport_protocol::completion::{
-    CompleteRequestParams, CompleteResult, Completion, CompletionReference,
-};
+use toolport_protocol::completion::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
 use toolport_protocol::mrtr::{InputRequiredResult, InputResponses};
 use toolport_protocol::prompts::{GetPromptRequestParams, ListPromptsResult};
 use toolport_protocol::resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult,
 };
 use toolport_protocol::result::ResultType;
-use toolport_protocol::tools::{
-    CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams,
-};
+use toolport_protocol::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams};
 use toolport_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 
 use crate::completion::MAX_COMPLETIONS;
@@ -42,11 +38,7 @@ enum Ended<T> {
 }
 
 impl Server {
-    pub(crate) fn list_tools(
-        &self,
-        scope: &Scope,
-        params: Map<String, Value>,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    pub(crate) fn list_tools(&self, scope: &Scope, params: Map<String, Value>) -> Result<Box<RawValue>, ErrorObject> {
         let p: PaginatedRequestParams = parse(params)?;
         let (page, next_cursor) = self
             .inner
@@ -85,13 +77,7 @@ impl Server {
             .get(&p.name)
             .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", p.name)))?;
         let arguments = Value::Object(p.arguments.unwrap_or_default());
-        let continuation = self.continuation(
-            scope,
-            &p.name,
-            Some(&arguments),
-            p.input_responses,
-            p.request_state,
-        )?;
+        let continuation = self.continuation(scope, &p.name, Some(&arguments), p.input_responses, p.request_state)?;
         let cx = self.context(scope, &continuation);
         let ended = self.run(scope, entry.call(cx.clone(), arguments)).await;
         let mut result = match ended {
@@ -168,15 +154,10 @@ impl Server {
                 .templates
                 .all()
                 .into_iter()
-                .find_map(|t| {
-                    t.matcher
-                        .matches(&p.uri)
-                        .map(|vars| (t.handler.clone(), vars))
-                })
+                .find_map(|t| t.matcher.matches(&p.uri).map(|vars| (t.handler.clone(), vars)))
                 .ok_or_else(|| resource_not_found(scope.version, &p.uri))?
         };
-        let continuation =
-            self.continuation(scope, &p.uri, None, p.input_responses, p.request_state)?;
+        let continuation = self.continuation(scope, &p.uri, None, p.input_responses, p.request_state)?;
         let cx = self.context(scope, &continuation);
         let request = ResourceRequest {
             uri: p.uri.clone(),
@@ -186,9 +167,7 @@ impl Server {
             .run(scope, async {
                 handler(cx.clone(), request).await.map_err(|e| match e {
                     ResourceError::Tool(t) => t,
-                    ResourceError::NotFound(uri) => {
-                        ToolError::Protocol(resource_not_found(scope.version, &uri))
-                    }
+                    ResourceError::NotFound(uri) => ToolError::Protocol(resource_not_found(scope.version, &uri)),
                     ResourceError::Failed(m) => ToolError::Failed(m),
                 })
             })
@@ -205,11 +184,7 @@ impl Server {
         }
     }
 
-    pub(crate) fn list_prompts(
-        &self,
-        scope: &Scope,
-        params: Map<String, Value>,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    pub(crate) fn list_prompts(&self, scope: &Scope, params: Map<String, Value>) -> Result<Box<RawValue>, ErrorObject> {
         let p: PaginatedRequestParams = parse(params)?;
         let (page, next_cursor) = self
             .inner
@@ -232,10 +207,11 @@ impl Server {
         params: Map<String, Value>,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let p: GetPromptRequestParams = parse(params)?;
-        let entry =
-            self.inner.prompts.get(&p.name).ok_or_else(|| {
-                ErrorObject::invalid_params(format!("Unknown prompt: {}", p.name))
-            })?;
+        let entry = self
+            .inner
+            .prompts
+            .get(&p.name)
+            .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown prompt: {}", p.name)))?;
         let arguments = p.arguments.unwrap_or_default();
         let missing: Vec<&str> = entry
             .required_arguments()
@@ -249,28 +225,15 @@ impl Server {
             )));
         }
         let arguments = serde_json::to_value(arguments).map_err(ErrorObject::internal)?;
-        let continuation = self.continuation(
-            scope,
-            &p.name,
-            Some(&arguments),
-            p.input_responses,
-            p.request_state,
-        )?;
+        let continuation = self.continuation(scope, &p.name, Some(&arguments), p.input_responses, p.request_state)?;
         let cx = self.context(scope, &continuation);
-        match self
-            .run(scope, (entry.handler)(cx.clone(), arguments))
-            .await
-        {
+        match self.run(scope, (entry.handler)(cx.clone(), arguments)).await {
             Ended::Done(result) => self.finish(result, scope),
             Ended::Failed(error) => self.fail(scope, error, &continuation, &cx),
         }
     }
 
-    pub(crate) fn complete(
-        &self,
-        scope: &Scope,
-        params: Map<String, Value>,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    pub(crate) fn complete(&self, scope: &Scope, params: Map<String, Value>) -> Result<Box<RawValue>, ErrorObject> {
         let p: CompleteRequestParams = parse(params)?;
         let context = p.context.and_then(|c| c.arguments).unwrap_or_default();
         let completer = match &p.reference {
@@ -286,16 +249,12 @@ impl Server {
                 .inner
                 .templates
                 .get(uri)
-                .ok_or_else(|| {
-                    ErrorObject::invalid_params(format!("Unknown resource template: {uri}"))
-                })?
+                .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown resource template: {uri}")))?
                 .completers
                 .get(&p.argument.name)
                 .cloned(),
         };
-        let mut values = completer
-            .map(|c| c(&p.argument.value, &context))
-            .unwrap_or_default();
+        let mut values = completer.map(|c| c(&p.argument.value, &context)).unwrap_or_default();
         let total = values.len();
         values.truncate(MAX_COMPLETIONS);
         let completion = Completion {
@@ -341,9 +300,7 @@ impl Server {
             continuation.responses = responses;
             continuation.state = state;
         }
-        continuation
-            .responses
-            .extend(input_responses.unwrap_or_default());
+        continuation.responses.extend(input_responses.unwrap_or_default());
         Ok(continuation)
     }
 
@@ -366,11 +323,7 @@ impl Server {
 
     /// Runs a handler until it ends or the request is cancelled; dropping the
     /// handler's future at cancellation stops its work at its next await.
-    async fn run<T>(
-        &self,
-        scope: &Scope,
-        work: impl Future<Output = Result<T, ToolError>>,
-    ) -> Ended<T> {
+    async fn run<T>(&self, scope: &Scope, work: impl Future<Output = Result<T, ToolError>>) -> Ended<T> {
         tokio::select! {
             outcome = work => match outcome {
                 Ok(value) => Ended::Done(value),
@@ -407,17 +360,10 @@ impl Server {
             ToolError::InputRequired(_) => Err(ErrorObject::internal(
                 "the handler asked for input in a way only protocol version 2026-07-28 supports",
             )),
-            ToolError::MissingCapability(required) => {
-                Err(crate::error::ToolError::missing_capability_error(&required))
-            }
-            ToolError::Cancelled => Err(ErrorObject::new(
-                ErrorCode::REQUEST_TIMEOUT,
-                "Request cancelled",
-            )),
+            ToolError::MissingCapability(required) => Err(crate::error::ToolError::missing_capability_error(&required)),
+            ToolError::Cancelled => Err(ErrorObject::new(ErrorCode::REQUEST_TIMEOUT, "Request cancelled")),
             ToolError::Protocol(error) => Err(error),
-            ToolError::Failed(message) | ToolError::InvalidArguments(message) => {
-                Err(ErrorObject::internal(message))
-            }
+            ToolError::Failed(message) | ToolError::InvalidArguments(message) => Err(ErrorObject::internal(message)),
         }
     }
 }

@@ -21,9 +21,7 @@ use crate::error::ToolError;
 use crate::schema::schema_for;
 use crate::tool::{BoxFuture, validate_name};
 
-type ErasedPromptFn = Arc<
-    dyn Fn(RequestContext, Value) -> BoxFuture<Result<GetPromptResult, ToolError>> + Send + Sync,
->;
+type ErasedPromptFn = Arc<dyn Fn(RequestContext, Value) -> BoxFuture<Result<GetPromptResult, ToolError>> + Send + Sync>;
 
 /// A prompt, ready to register.
 #[derive(Clone)]
@@ -90,9 +88,9 @@ impl PromptBuilder {
                 let handler = handler.clone();
                 Box::pin(async move {
                     let args: A = serde_json::from_value(args).map_err(|e| {
-                        ToolError::Protocol(toolport_protocol::ErrorObject::invalid_params(
-                            format!("prompt arguments: {e}"),
-                        ))
+                        ToolError::Protocol(toolport_protocol::ErrorObject::invalid_params(format!(
+                            "prompt arguments: {e}"
+                        )))
                     })?;
                     handler(cx, args).await.into_prompt_result()
                 })
@@ -141,14 +139,8 @@ fn arguments_from_schema(schema: &Map<String, Value>) -> Vec<PromptArgument> {
         .iter()
         .map(|(name, property)| PromptArgument {
             name: name.clone(),
-            title: property
-                .get("title")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            description: property
-                .get("description")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            title: property.get("title").and_then(Value::as_str).map(str::to_owned),
+            description: property.get("description").and_then(Value::as_str).map(str::to_owned),
             required: Some(required.contains(&name.as_str())),
         })
         .collect()

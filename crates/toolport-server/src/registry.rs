@@ -159,21 +159,15 @@ impl<T: Entry> Registry<T> {
     }
 
     /// One page of entries after `cursor`, and the cursor of the next page.
-    pub(crate) fn page(
-        &self,
-        cursor: Option<&str>,
-        size: usize,
-    ) -> Result<(Vec<Arc<T>>, Option<String>), ErrorObject> {
+    pub(crate) fn page(&self, cursor: Option<&str>, size: usize) -> Result<(Vec<Arc<T>>, Option<String>), ErrorObject> {
         let after = cursor.map(decode_cursor).transpose()?;
         let entries = self.read();
-        let mut iter: Box<dyn Iterator<Item = (&String, &Arc<T>)>> =
-            match &after {
-                Some(key) => Box::new(entries.range::<String, _>((
-                    std::ops::Bound::Excluded(key),
-                    std::ops::Bound::Unbounded,
-                ))),
-                None => Box::new(entries.iter()),
-            };
+        let mut iter: Box<dyn Iterator<Item = (&String, &Arc<T>)>> = match &after {
+            Some(key) => {
+                Box::new(entries.range::<String, _>((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)))
+            }
+            None => Box::new(entries.iter()),
+        };
         let page: Vec<(&String, &Arc<T>)> = iter.by_ref().take(size).collect();
         let next = match (page.last(), iter.next()) {
             (Some((last, _)), Some(_)) => Some(encode_cursor(last)),
@@ -194,7 +188,5 @@ fn decode_cursor(cursor: &str) -> Result<String, ErrorObject> {
         .ok()
         .and_then(|b| String::from_utf8(b).ok())
         .and_then(|s| s.strip_prefix("1:").map(str::to_owned))
-        .ok_or_else(|| {
-            ErrorObject::invalid_params("invalid cursor; use a nextCursor this server returned")
-        })
+        .ok_or_else(|| ErrorObject::invalid_params("invalid cursor; use a nextCursor this server returned"))
 }

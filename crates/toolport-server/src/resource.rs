@@ -24,12 +24,7 @@ pub struct ResourceRequest {
 }
 
 type ErasedResourceFn = Arc<
-    dyn Fn(
-            RequestContext,
-            ResourceRequest,
-        ) -> BoxFuture<Result<Vec<ResourceContents>, ResourceError>>
-        + Send
-        + Sync,
+    dyn Fn(RequestContext, ResourceRequest) -> BoxFuture<Result<Vec<ResourceContents>, ResourceError>> + Send + Sync,
 >;
 
 fn erase<F, Fut, O>(handler: F) -> ErasedResourceFn
@@ -119,10 +114,7 @@ impl TemplateEntry {
     {
         let (matcher, error) = match UriTemplate::parse(&template.uri_template) {
             Ok(m) => (m, None),
-            Err(e) => (
-                UriTemplate::parse("").expect("empty template parses"),
-                Some(e),
-            ),
+            Err(e) => (UriTemplate::parse("").expect("empty template parses"), Some(e)),
         };
         TemplateEntry {
             template,

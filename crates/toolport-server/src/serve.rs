@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
-use tokio::sync::broadcast::error::RecvError;
 use toolport_protocol::jsonrpc::{Notification, Request};
 use toolport_protocol::{ErrorObject, ProtocolVersion, lifecycle};
 use toolport_rpc::framing::DEFAULT_MAX_LINE;
@@ -12,7 +11,6 @@ use toolport_rpc::{Peer, PeerChannel, PeerOptions, RequestContext, Service, Tran
 
 use crate::dispatch::CallContext;
 use crate::events::ServerEvent;
-use crate::listen::notification_for;
 use crate::server::Server;
 use crate::session::Session;
 
@@ -41,11 +39,7 @@ impl ServerConnection {
 }
 
 impl Service for ServerConnection {
-    async fn call(
-        &self,
-        request: Request,
-        cx: RequestContext,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    async fn call(&self, request: Request, cx: RequestContext) -> Result<Box<RawValue>, ErrorObject> {
         let call = CallContext {
             session: self.session.clone(),
             channel: self.channel.clone(),
@@ -76,11 +70,8 @@ impl Service for ServerConnection {
 impl Server {
     /// Serves on this process's stdin and stdout until stdin closes.
     pub async fn serve_stdio(self) {
-        self.serve_transport(
-            toolport_rpc::stdio::own_stdio(DEFAULT_MAX_LINE),
-            PeerOptions::default(),
-        )
-        .await
+        self.serve_transport(toolport_rpc::stdio::own_stdio(DEFAULT_MAX_LINE), PeerOptions::default())
+            .await
     }
 
     /// Serves one connection over any transport until it closes.
@@ -100,15 +91,11 @@ async fn forward_changes(server: Server, session: Arc<Session>, peer: Peer) {
     let mut events = server.events();
     let closed = peer.closed();
     loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
+        let batch = tokio::select! {
+            batch = ServerEvent::next(&mut events) => batch,
             _ = closed.cancelled() => return,
         };
-        let batch = match event {
-            Ok(event) => vec![event],
-            Err(RecvError::Lagged(_)) => ServerEvent::all_lists(),
-            Err(RecvError::Closed) => return,
-        };
+        let Some(batch) = batch else { return };
         if session.negotiated().is_none() {
             continue;
         }
@@ -118,8 +105,8 @@ async fn forward_changes(server: Server, session: Arc<Session>, peer: Peer) {
             {
                 continue;
             }
-            let (method, params) = notification_for(&event);
-            if peer.notify(method, params).await.is_err() {
+            let note = event.notification();
+            if peer.notify(&note.method, note.params).await.is_err() {
                 return;
             }
         }

@@ -8,9 +8,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::ProtocolVersion;
-use toolport_protocol::capabilities::{
-    Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities,
-};
+use toolport_protocol::capabilities::{Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities};
 use toolport_protocol::result::CacheScope;
 
 use crate::events::{self, ServerEvent};
@@ -160,10 +158,7 @@ impl Server {
     /// Announces that a resource's contents changed: subscribers and listeners
     /// get `notifications/resources/updated`.
     pub fn resource_updated(&self, uri: &str) {
-        let _ = self
-            .inner
-            .events
-            .send(ServerEvent::ResourceUpdated(uri.to_owned()));
+        let _ = self.inner.events.send(ServerEvent::ResourceUpdated(uri.to_owned()));
     }
 
     /// Every change from now on.
@@ -290,8 +285,6 @@ impl ServerBuilder {
         for p in self.prompts {
             inner.prompts.insert(p)?;
         }
-        Ok(Server {
-            inner: Arc::new(inner),
-        })
+        Ok(Server { inner: Arc::new(inner) })
     }
 }

@@ -9,7 +9,7 @@ use toolport_protocol::capabilities::{ClientCapabilities, Implementation};
 use toolport_protocol::logging::LoggingLevel;
 
 /// What `initialize` settled.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Negotiated {
     /// The version both sides speak.
     pub version: ProtocolVersion,
@@ -32,6 +32,14 @@ impl Session {
     /// A session before `initialize`.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A session whose handshake already happened (restored from a store, or
+    /// an HTTP request served without sessions).
+    pub fn restored(negotiated: Negotiated) -> Self {
+        let session = Self::default();
+        let _ = session.negotiated.set(negotiated);
+        session
     }
 
     /// What `initialize` settled, once it has happened.
@@ -64,10 +72,7 @@ impl Session {
 
     /// Unsubscribes.
     pub fn unsubscribe(&self, uri: &str) {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(uri);
+        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
     }
 
     /// Whether the session follows this resource.

@@ -48,9 +48,7 @@ use crate::schema::{ArgumentValidator, schema_for};
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-type ErasedToolFn = Arc<
-    dyn Fn(RequestContext, Value) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync,
->;
+type ErasedToolFn = Arc<dyn Fn(RequestContext, Value) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
 
 /// A tool ready to register: its definition, its compiled argument validator
 /// and its handler.
@@ -77,17 +75,10 @@ impl ToolEntry {
     }
 
     /// Runs the tool: validates the arguments, then calls the handler.
-    pub(crate) async fn call(
-        &self,
-        cx: RequestContext,
-        arguments: Value,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn call(&self, cx: RequestContext, arguments: Value) -> Result<CallToolResult, ToolError> {
         if let Some(validator) = &self.validator {
             validator.check(&arguments).map_err(|problems| {
-                ToolError::InvalidArguments(format!(
-                    "Invalid arguments for tool {}: {problems}",
-                    self.tool.name
-                ))
+                ToolError::InvalidArguments(format!("Invalid arguments for tool {}: {problems}", self.tool.name))
             })?;
         }
         (self.handler)(cx, arguments).await
@@ -237,8 +228,7 @@ pub struct ArgsOnly;
 pub struct WithContext;
 
 fn parse_args<A: DeserializeOwned>(arguments: Value) -> Result<A, ToolError> {
-    serde_json::from_value(arguments)
-        .map_err(|e| ToolError::InvalidArguments(format!("Invalid arguments: {e}")))
+    serde_json::from_value(arguments).map_err(|e| ToolError::InvalidArguments(format!("Invalid arguments: {e}")))
 }
 
 impl<F, Fut, A, O> ToolHandler<(ArgsOnly, A)> for F

@@ -39,9 +39,7 @@ impl UriTemplate {
                 return Err(format!("unsupported expression {{{expr}}} in {template:?}"));
             }
             if matches!(parts.last(), Some(Part::Var { .. })) {
-                return Err(format!(
-                    "two variables without text between them in {template:?}"
-                ));
+                return Err(format!("two variables without text between them in {template:?}"));
             }
             parts.push(Part::Var {
                 name: name.to_owned(),
@@ -85,11 +83,7 @@ fn match_parts(parts: &[Part], input: &str, vars: &mut BTreeMap<String, String>)
                 .find(|&(_, c)| !allowed(c))
                 .map_or(input.len(), |(i, _)| i);
             // A variable matches at least one character.
-            let mut ends: Vec<usize> = input[..limit]
-                .char_indices()
-                .map(|(i, _)| i)
-                .skip(1)
-                .collect();
+            let mut ends: Vec<usize> = input[..limit].char_indices().map(|(i, _)| i).skip(1).collect();
             ends.push(limit);
             for end in ends.into_iter().rev().filter(|&end| end > 0) {
                 if match_parts(rest, &input[end..], vars) {
@@ -128,26 +122,17 @@ mod tests {
     use super::*;
 
     fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
     fn matches_simple_and_reserved_variables() {
         let t = UriTemplate::parse("test://template/{id}/data").unwrap();
-        assert_eq!(
-            t.matches("test://template/42/data"),
-            Some(vars(&[("id", "42")]))
-        );
+        assert_eq!(t.matches("test://template/42/data"), Some(vars(&[("id", "42")])));
         assert_eq!(t.matches("test://template/4/2/data"), None);
         assert_eq!(t.matches("test://template//data"), None);
         let t = UriTemplate::parse("file:///{+path}").unwrap();
-        assert_eq!(
-            t.matches("file:///a/b%20c.txt"),
-            Some(vars(&[("path", "a/b c.txt")]))
-        );
+        assert_eq!(t.matches("file:///a/b%20c.txt"), Some(vars(&[("path", "a/b c.txt")])));
         assert_eq!(t.matches("file:///%é%4"), Some(vars(&[("path", "%é%4")])));
         let t = UriTemplate::parse("weather://{city}/{day}").unwrap();
         assert_eq!(

@@ -16,8 +16,7 @@ use toolport_rpc::PeerOptions;
 use toolport_rpc::stdio::from_async;
 use toolport_server::completion::from_list;
 use toolport_server::{
-    NoArgs, RequestContext, ResourceEntry, Server, ServerOptions, TemplateEntry, ToolError, prompt,
-    tool,
+    NoArgs, RequestContext, ResourceEntry, Server, ServerOptions, TemplateEntry, ToolError, prompt, tool,
 };
 
 #[derive(Deserialize, JsonSchema)]
@@ -40,30 +39,21 @@ fn test_server(page_size: usize) -> Server {
             page_size,
             ..ServerOptions::default()
         })
-        .tool(
-            tool("count").handler(|cx: RequestContext, args: Count| async move {
-                for i in 1..=args.to {
-                    cx.progress(f64::from(i), Some(f64::from(args.to)), None)
-                        .await;
-                }
-                cx.log(LoggingLevel::Debug, None, json!("debug line")).await;
-                cx.log(LoggingLevel::Warning, Some("count"), json!("warning line"))
-                    .await;
-                format!("counted to {}", args.to)
-            }),
-        )
-        .tool(
-            tool("ask").handler(|cx: RequestContext, _: NoArgs| async move {
-                let form = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
-                let Value::Object(schema) = form else {
-                    unreachable!()
-                };
-                let answer = cx
-                    .elicit("q", ElicitRequestParams::form("Proceed?", schema))
-                    .await?;
-                Ok::<_, ToolError>(format!("{:?}", answer.action))
-            }),
-        )
+        .tool(tool("count").handler(|cx: RequestContext, args: Count| async move {
+            for i in 1..=args.to {
+                cx.progress(f64::from(i), Some(f64::from(args.to)), None).await;
+            }
+            cx.log(LoggingLevel::Debug, None, json!("debug line")).await;
+            cx.log(LoggingLevel::Warning, Some("count"), json!("warning line"))
+                .await;
+            format!("counted to {}", args.to)
+        }))
+        .tool(tool("ask").handler(|cx: RequestContext, _: NoArgs| async move {
+            let form = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
+            let Value::Object(schema) = form else { unreachable!() };
+            let answer = cx.elicit("q", ElicitRequestParams::form("Proceed?", schema)).await?;
+            Ok::<_, ToolError>(format!("{:?}", answer.action))
+        }))
         .resource(ResourceEntry::new(
             Resource::new("mem://a", "a"),
             |_cx, req| async move { ResourceContents::text(req.uri, None, "A") },
@@ -75,20 +65,14 @@ fn test_server(page_size: usize) -> Server {
                     name: "item".into(),
                     ..Default::default()
                 },
-                |_cx, req| async move {
-                    ResourceContents::text(req.uri.clone(), None, req.variables["id"].clone())
-                },
+                |_cx, req| async move { ResourceContents::text(req.uri.clone(), None, req.variables["id"].clone()) },
             )
             .complete("id", from_list(["apple", "apricot", "banana"])),
         )
         .prompt(
             prompt("greet")
                 .handler(|_cx, args: Greeting| async move {
-                    format!(
-                        "{} {}",
-                        args.style.unwrap_or_else(|| "Hello".into()),
-                        args.name
-                    )
+                    format!("{} {}", args.style.unwrap_or_else(|| "Hello".into()), args.name)
                 })
                 .complete("name", from_list(["Ada", "Alan", "Grace"])),
         )
@@ -102,18 +86,15 @@ struct Client {
     next_id: i64,
 }
 
-const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+const META: &str =
+    r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
 impl Client {
     fn connect(server: &Server) -> Client {
         let (to_server, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, from_server) = tokio::io::duplex(1 << 16);
         let transport = from_async(BufReader::new(server_in), server_out, 1 << 20);
-        tokio::spawn(
-            server
-                .clone()
-                .serve_transport(transport, PeerOptions::default()),
-        );
+        tokio::spawn(server.clone().serve_transport(transport, PeerOptions::default()));
         Client {
             to_server,
             from_server: BufReader::new(from_server).lines(),
@@ -184,10 +165,7 @@ async fn tools_added_and_removed_while_serving_announce_list_changed() {
     let (answer, _) = client.request("tools/call", json!({"name": "late"})).await;
     assert_eq!(answer["result"]["content"][0]["text"], "late");
     assert!(server.tools().remove("late"));
-    assert_eq!(
-        client.recv().await["method"],
-        "notifications/tools/list_changed"
-    );
+    assert_eq!(client.recv().await["method"], "notifications/tools/list_changed");
     let (answer, _) = client.request("tools/call", json!({"name": "late"})).await;
     assert_eq!(answer["error"]["code"], -32602);
     // An invalid definition is refused and announces nothing.
@@ -225,9 +203,7 @@ async fn lists_are_paginated_with_opaque_cursors() {
         }
     }
     assert_eq!(names, ["ask", "count"]);
-    let (answer, _) = client
-        .request("tools/list", json!({"cursor": "not a cursor!"}))
-        .await;
+    let (answer, _) = client.request("tools/list", json!({"cursor": "not a cursor!"})).await;
     assert_eq!(answer["error"]["code"], -32602);
 }
 
@@ -240,14 +216,8 @@ async fn progress_and_logs_follow_each_eras_rules() {
     params["_meta"]["progressToken"] = json!("p");
     let (answer, notes) = client.request("tools/call", params.clone()).await;
     assert_eq!(answer["result"]["content"][0]["text"], "counted to 2");
-    let methods: Vec<&str> = notes
-        .iter()
-        .map(|n| n["method"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        methods,
-        ["notifications/progress", "notifications/progress"]
-    );
+    let methods: Vec<&str> = notes.iter().map(|n| n["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["notifications/progress", "notifications/progress"]);
     assert_eq!(
         notes[1]["params"],
         json!({"progressToken": "p", "progress": 2, "total": 2})
@@ -267,27 +237,16 @@ async fn progress_and_logs_follow_each_eras_rules() {
     // Handshake era: every level until logging/setLevel narrows it.
     client.initialize(json!({})).await;
     let (_, notes) = client
-        .request(
-            "tools/call",
-            json!({"name": "count", "arguments": {"to": 1}}),
-        )
+        .request("tools/call", json!({"name": "count", "arguments": {"to": 1}}))
         .await;
     assert_eq!(
-        notes
-            .iter()
-            .filter(|n| n["method"] == "notifications/message")
-            .count(),
+        notes.iter().filter(|n| n["method"] == "notifications/message").count(),
         2
     );
-    let (answer, _) = client
-        .request("logging/setLevel", json!({"level": "error"}))
-        .await;
+    let (answer, _) = client.request("logging/setLevel", json!({"level": "error"})).await;
     assert_eq!(answer["result"], json!({}));
     let (_, notes) = client
-        .request(
-            "tools/call",
-            json!({"name": "count", "arguments": {"to": 1}}),
-        )
+        .request("tools/call", json!({"name": "count", "arguments": {"to": 1}}))
         .await;
     assert!(notes.iter().all(|n| n["method"] != "notifications/message"));
 }
@@ -297,7 +256,9 @@ async fn handshake_elicitation_goes_to_the_client_and_back() {
     let server = test_server(100);
     let mut client = Client::connect(&server);
     client.initialize(json!({"elicitation": {}})).await;
-    client.send(json!({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": {"name": "ask"}})).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": "call", "method": "tools/call", "params": {"name": "ask"}}))
+        .await;
     let question = client.recv().await;
     assert_eq!(question["method"], "elicitation/create");
     assert_eq!(question["params"]["message"], "Proceed?");
@@ -323,10 +284,7 @@ async fn listen_acknowledges_then_tags_only_what_was_asked_for() {
         .await;
     let ack = client.recv().await;
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
-    assert_eq!(
-        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
-        "L"
-    );
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
     server.prompts().remove("greet"); // not asked for: nothing is sent
     server.resource_updated("mem://other"); // not asked for
     server.resource_updated("mem://a");
@@ -339,19 +297,13 @@ async fn listen_acknowledges_then_tags_only_what_was_asked_for() {
     );
     let second = client.recv().await;
     assert_eq!(second["method"], "notifications/tools/list_changed");
-    assert_eq!(
-        second["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
-        "L"
-    );
+    assert_eq!(second["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
     // Shutting down ends the listen with its result.
     server.shutdown();
     let end = client.recv().await;
     assert_eq!(end["id"], "L");
     assert_eq!(end["result"]["resultType"], "complete");
-    assert_eq!(
-        end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
-        "L"
-    );
+    assert_eq!(end["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "L");
 }
 
 #[tokio::test]
@@ -370,9 +322,7 @@ async fn resources_templates_prompts_and_completion() {
         .await;
     assert_eq!(answer["error"]["code"], -32602);
     client.initialize(json!({})).await;
-    let (answer, _) = client
-        .request("resources/read", json!({"uri": "mem://nothing"}))
-        .await;
+    let (answer, _) = client.request("resources/read", json!({"uri": "mem://nothing"})).await;
     assert_eq!(answer["error"]["code"], -32002);
     let (answer, _) = client.request("prompts/list", json!({})).await;
     assert_eq!(
@@ -380,15 +330,9 @@ async fn resources_templates_prompts_and_completion() {
         json!([{"name": "name", "description": "Who to greet.", "required": true}, {"name": "style", "description": "How, optionally.", "required": false}])
     );
     let (answer, _) = client
-        .request(
-            "prompts/get",
-            json!({"name": "greet", "arguments": {"name": "Ada"}}),
-        )
+        .request("prompts/get", json!({"name": "greet", "arguments": {"name": "Ada"}}))
         .await;
-    assert_eq!(
-        answer["result"]["messages"][0]["content"]["text"],
-        "Hello Ada"
-    );
+    assert_eq!(answer["result"]["messages"][0]["content"]["text"], "Hello Ada");
     let (answer, _) = client
         .request("prompts/get", json!({"name": "greet", "arguments": {}}))
         .await;
@@ -400,7 +344,10 @@ async fn resources_templates_prompts_and_completion() {
             .contains("missing required arguments: name")
     );
     let (answer, _) = client
-        .request("completion/complete", json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "a"}}))
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "a"}}),
+        )
         .await;
     assert_eq!(
         answer["result"]["completion"],
@@ -409,17 +356,15 @@ async fn resources_templates_prompts_and_completion() {
     let (answer, _) = client
         .request("completion/complete", json!({"ref": {"type": "ref/resource", "uri": "mem://items/{id}"}, "argument": {"name": "id", "value": "ap"}}))
         .await;
-    assert_eq!(
-        answer["result"]["completion"]["values"],
-        json!(["apple", "apricot"])
-    );
+    assert_eq!(answer["result"]["completion"]["values"], json!(["apple", "apricot"]));
     let (answer, _) = client
-        .request("completion/complete", json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}}))
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}}),
+        )
         .await;
     assert_eq!(answer["error"]["code"], -32602);
-    let (answer, _) = client
-        .request("resources/subscribe", json!({"uri": "mem://a"}))
-        .await;
+    let (answer, _) = client.request("resources/subscribe", json!({"uri": "mem://a"})).await;
     assert_eq!(answer["result"], json!({}));
     server.resource_updated("mem://a");
     assert_eq!(

@@ -15,8 +15,7 @@ use toolport_protocol::prompts::PromptMessage;
 use toolport_protocol::resources::{Resource, ResourceTemplate};
 use toolport_server::completion::from_list;
 use toolport_server::{
-    Json, RequestContext, ResourceEntry, ResourceError, Server, ServerBuilder, TemplateEntry,
-    ToolError, prompt, tool,
+    Json, RequestContext, ResourceEntry, ResourceError, Server, ServerBuilder, TemplateEntry, ToolError, prompt, tool,
 };
 
 /// Cities the weather tools and the trip prompt know, for completion.
@@ -153,11 +152,7 @@ async fn weather(args: WeatherArgs) -> String {
         Some(Units::Fahrenheit) => (celsius * 9.0 / 5.0 + 32.0, "°F"),
         _ => (celsius, "°C"),
     };
-    format!(
-        "{}: {value:.1}{unit}, {}",
-        args.city,
-        conditions_of(&args.city)
-    )
+    format!("{}: {value:.1}{unit}, {}", args.city, conditions_of(&args.city))
 }
 
 async fn stats(args: StatsArgs) -> Result<Json<Stats>, ToolError> {
@@ -167,11 +162,7 @@ async fn stats(args: StatsArgs) -> Result<Json<Stats>, ToolError> {
     let count = args.numbers.len();
     let sum: f64 = args.numbers.iter().sum();
     let min = args.numbers.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = args
-        .numbers
-        .iter()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
+    let max = args.numbers.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     Ok(Json(Stats {
         count,
         sum,
@@ -217,15 +208,10 @@ async fn book_table(cx: RequestContext, args: BookingArgs) -> Result<String, Too
         unreachable!("literal object")
     };
     let message = format!("Book a table at {}?", args.restaurant);
-    let answer = cx
-        .elicit("booking", ElicitRequestParams::form(message, schema))
-        .await?;
+    let answer = cx.elicit("booking", ElicitRequestParams::form(message, schema)).await?;
     match (answer.action, answer.content) {
         (ElicitAction::Accept, Some(content)) => {
-            let name = content
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("guest");
+            let name = content.get("name").and_then(Value::as_str).unwrap_or("guest");
             let guests = content.get("guests").and_then(Value::as_i64).unwrap_or(1);
             Ok(format!(
                 "Booked a table for {guests} at {} under the name {name}.",
@@ -249,17 +235,11 @@ async fn trip_prompt(_cx: RequestContext, args: TripArgs) -> Result<Vec<PromptMe
     Ok(vec![
         PromptMessage::text(
             Role::User,
-            format!(
-                "Plan a {days}-day trip to {}. Check the weather first.",
-                args.city
-            ),
+            format!("Plan a {days}-day trip to {}. Check the weather first.", args.city),
         ),
         PromptMessage::text(
             Role::Assistant,
-            format!(
-                "I will look up the weather in {} and then plan each day.",
-                args.city
-            ),
+            format!("I will look up the weather in {} and then plan each day.", args.city),
         ),
     ])
 }

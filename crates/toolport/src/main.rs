@@ -31,15 +31,11 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     // Logs go to stderr: on stdio, stdout carries nothing but MCP messages.
     tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_env("TOOLPORT_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
-        )
+        .with_env_filter(EnvFilter::try_from_env("TOOLPORT_LOG").unwrap_or_else(|_| EnvFilter::new("warn")))
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .init();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
         Command::Serve { stdio } => runtime.block_on(serve(stdio)),
     }

@@ -27,8 +27,7 @@ fn drive(mode: &str, expected_protocol: &str) {
         "python client failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let seen: serde_json::Value =
-        serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
     assert_eq!(seen["protocol"], expected_protocol);
     assert_eq!(seen["cancelled"], true);
     assert_eq!(seen["elicitation"], true);

@@ -19,9 +19,7 @@ impl Service for NoHandler {
         request: toolport_protocol::Request,
         _cx: RequestContext,
     ) -> Result<Box<serde_json::value::RawValue>, toolport_protocol::ErrorObject> {
-        Err(toolport_protocol::ErrorObject::method_not_found(
-            &request.method,
-        ))
+        Err(toolport_protocol::ErrorObject::method_not_found(&request.method))
     }
 }
 
@@ -45,9 +43,7 @@ async fn a_spawned_child_answers_concurrent_requests_each_to_its_caller() {
         .unwrap();
     let init: Value = serde_json::from_str(init.get()).unwrap();
     assert_eq!(init["protocolVersion"], "2025-06-18");
-    peer.notify("notifications/initialized", None)
-        .await
-        .unwrap();
+    peer.notify("notifications/initialized", None).await.unwrap();
 
     // 50 calls in flight at once, each with its own message: every answer
     // must reach the caller that asked.

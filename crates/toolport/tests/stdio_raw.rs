@@ -28,11 +28,7 @@ impl Server {
             .expect("start toolport");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        Server {
-            child,
-            stdin,
-            stdout,
-        }
+        Server { child, stdin, stdout }
     }
 
     async fn send(&mut self, bytes: &[u8]) {
@@ -51,8 +47,7 @@ impl Server {
             .expect("an answer within 10 s")
             .unwrap()
             .expect("the server closed stdout");
-        serde_json::from_str(&line)
-            .unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"))
     }
 
     /// The next answer, skipping notifications (log messages, progress).
@@ -107,19 +102,12 @@ async fn json_that_is_not_a_request_is_an_invalid_request() {
     for (line, id) in [
         (r#"{"jsonrpc":"1.0","id":3,"method":"ping"}"#, json!(3)),
         (r#"{"jsonrpc":"2.0","id":4,"method":17}"#, json!(4)),
-        (
-            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
-            Value::Null,
-        ),
+        (r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#, Value::Null),
         (r#"[1,2]"#, Value::Null),
         (r#""just a string""#, Value::Null),
     ] {
         let answer = s.ask(line).await;
-        assert_eq!(
-            (code(&answer), answer["id"].clone()),
-            (-32600, id),
-            "{line}"
-        );
+        assert_eq!((code(&answer), answer["id"].clone()), (-32600, id), "{line}");
     }
 }
 
@@ -127,9 +115,7 @@ async fn json_that_is_not_a_request_is_an_invalid_request() {
 async fn unknown_methods_and_bad_params_get_their_codes() {
     let mut s = Server::start();
     s.initialize("2025-11-25").await;
-    let answer = s
-        .ask(r#"{"jsonrpc":"2.0","id":1,"method":"tools/frobnicate"}"#)
-        .await;
+    let answer = s.ask(r#"{"jsonrpc":"2.0","id":1,"method":"tools/frobnicate"}"#).await;
     assert_eq!(
         answer,
         json!({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: tools/frobnicate"}})
@@ -157,7 +143,9 @@ async fn unknown_methods_and_bad_params_get_their_codes() {
         .await;
     assert_eq!((code(&answer), answer["id"].clone()), (-32600, json!(4)));
     // Arguments that do not fit the schema are the tool's failure, for the model to fix.
-    let answer = s.ask(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":7}}}"#).await;
+    let answer = s
+        .ask(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":7}}}"#)
+        .await;
     assert_eq!(answer["result"]["isError"], true);
     assert!(
         answer["result"]["content"][0]["text"]
@@ -171,9 +159,7 @@ async fn unknown_methods_and_bad_params_get_their_codes() {
 #[tokio::test]
 async fn a_legacy_request_before_initialize_is_refused_clearly() {
     let mut s = Server::start();
-    let answer = s
-        .ask(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
-        .await;
+    let answer = s.ask(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).await;
     assert_eq!(code(&answer), -32600);
     assert!(
         answer["error"]["message"]
@@ -258,9 +244,7 @@ async fn a_2024_11_05_handshake_is_answered_in_kind() {
     let mut s = Server::start();
     let answer = s.initialize("2024-11-05").await;
     assert_eq!(answer["result"]["protocolVersion"], "2024-11-05");
-    let tools = s
-        .ask(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
-        .await;
+    let tools = s.ask(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).await;
     let tools = tools["result"]["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 5);
     assert!(
@@ -287,9 +271,7 @@ async fn duplicate_in_flight_ids_are_refused_and_cancellation_works() {
     let mut s = Server::start();
     s.initialize("2025-11-25").await;
     s.line(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"long_task","arguments":{"steps":1000,"step_ms":100}}}"#).await;
-    let answer = s
-        .ask(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#)
-        .await;
+    let answer = s.ask(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#).await;
     assert_eq!(code(&answer), -32600);
     assert_eq!(answer["id"], 9);
     assert!(
@@ -298,7 +280,8 @@ async fn duplicate_in_flight_ids_are_refused_and_cancellation_works() {
             .unwrap()
             .contains("already in flight")
     );
-    s.line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"test"}}"#).await;
+    s.line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"test"}}"#)
+        .await;
     // No answer comes for the cancelled request; once it is gone, its id is free again.
     let mut freed = false;
     for attempt in 0..100 {
@@ -315,12 +298,9 @@ async fn duplicate_in_flight_ids_are_refused_and_cancellation_works() {
     }
     assert!(freed, "the cancelled request's id never became free");
     let jobs = s
-        .ask(
-            r#"{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"demo://jobs"}}"#,
-        )
+        .ask(r#"{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"demo://jobs"}}"#)
         .await;
-    let jobs: Value =
-        serde_json::from_str(jobs["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    let jobs: Value = serde_json::from_str(jobs["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(jobs, json!({"started":1,"completed":0,"cancelled":1}));
 }
 
@@ -347,10 +327,7 @@ async fn batches_only_in_2025_03_26() {
     s.initialize("2025-03-26").await;
     s.line(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"b"}}}]"#).await;
     let answer = s.answer().await;
-    let mut items = answer
-        .as_array()
-        .expect("a batch answer is an array")
-        .clone();
+    let mut items = answer.as_array().expect("a batch answer is an array").clone();
     items.sort_by_key(|i| i["id"].as_i64());
     assert_eq!(items[0], json!({"jsonrpc":"2.0","id":1,"result":{}}));
     assert_eq!(items[1]["result"]["content"][0]["text"], "b");
@@ -360,12 +337,7 @@ async fn batches_only_in_2025_03_26() {
     s.initialize("2025-11-25").await;
     let answer = s.ask(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).await;
     assert_eq!(code(&answer), -32600);
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("2025-03-26")
-    );
+    assert!(answer["error"]["message"].as_str().unwrap().contains("2025-03-26"));
 }
 
 #[tokio::test]

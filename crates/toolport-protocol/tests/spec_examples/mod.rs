@@ -202,11 +202,7 @@ pub(crate) const EXAMPLES: &[(&str, &str, &str)] = &[
         "elicit-sensitive-data",
         r#"{"mode":"url","url":"https://mcp.example.com/ui/set_api_key","message":"Please provide your API key to continue."}"#,
     ),
-    (
-        "ElicitResult",
-        "accept-url-mode-no-content",
-        r#"{"action":"accept"}"#,
-    ),
+    ("ElicitResult", "accept-url-mode-no-content", r#"{"action":"accept"}"#),
     (
         "ElicitResult",
         "input-multiple-fields",

@@ -4,6 +4,7 @@ use toolport::demo;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
+use toolport_http::{HttpConfig, HttpServer};
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
@@ -24,6 +25,15 @@ enum Command {
         /// Serve on stdin/stdout (one JSON-RPC message per line) instead of HTTP.
         #[arg(long)]
         stdio: bool,
+        /// Where to listen for HTTP.
+        #[arg(long, default_value = "127.0.0.1:8080", env = "TOOLPORT_BIND")]
+        bind: std::net::SocketAddr,
+        /// The path of the MCP endpoint.
+        #[arg(long, default_value = "/mcp")]
+        path: String,
+        /// Serve handshake-era requests without sessions, so any replica can answer any request.
+        #[arg(long)]
+        stateless: bool,
     },
 }
 
@@ -37,15 +47,55 @@ fn main() -> Result<()> {
         .init();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
-        Command::Serve { stdio } => runtime.block_on(serve(stdio)),
+        Command::Serve {
+            stdio,
+            bind,
+            path,
+            stateless,
+        } => runtime.block_on(serve(stdio, bind, path, stateless)),
     }
 }
 
-async fn serve(stdio: bool) -> Result<()> {
+async fn serve(stdio: bool, bind: std::net::SocketAddr, path: String, stateless: bool) -> Result<()> {
     let server = demo::server();
     if stdio {
         server.serve_stdio().await;
         return Ok(());
     }
-    anyhow::bail!("the HTTP transport is not built yet; run `toolport serve --stdio`")
+    let config = HttpConfig {
+        bind,
+        path,
+        sessions: !stateless,
+        ..HttpConfig::default()
+    };
+    let path = config.path.clone();
+    let bound = HttpServer::new(server, config).bind().await?;
+    let address = bound.local_addr();
+    eprintln!("toolport: serving MCP (2024-11-05 … 2026-07-28) at http://{address}{path}");
+    eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
+    bound.serve(shutdown_signal()).await?;
+    eprintln!("toolport: stopped");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
 }

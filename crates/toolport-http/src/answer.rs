@@ -1,0 +1,319 @@
+//! Answering one request: JSON when the answer is all there is, an SSE
+//! stream when the handler sends notifications (progress, logs) or, in the
+//! handshake era, requests to the client before its answer.
+//!
+//! The handler runs inside the HTTP request's own future until it either
+//! finishes (JSON, no task spawned) or sends its first message (the answer
+//! becomes a stream, and a task pumps the rest). On a 2026-07-28 stream,
+//! closing it cancels the request; on a handshake-era stream it does not:
+//! events are recorded and the client may resume with `Last-Event-ID`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use toolport_protocol::ErrorObject;
+use toolport_protocol::jsonrpc::{
+    ErrorResponse, Message, Notification, Request, RequestId, Response as RpcResponse, encode,
+};
+use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
+use toolport_rpc::peer::BoxFuture;
+use toolport_rpc::{PeerChannel, RpcError};
+use toolport_server::{CallContext, Session};
+
+use crate::body::McpBody;
+use crate::config::ResponseMode;
+use crate::guard::Accepts;
+use crate::live::{LiveSession, event_id};
+use crate::reply::{self, HttpResponse};
+use crate::sse::{self, SseBody};
+use crate::state::AppState;
+
+/// Where a request's messages to the client go until its answer is sent.
+#[derive(Debug)]
+struct RequestChannel {
+    tx: mpsc::Sender<Message>,
+    /// Handshake era: the session whose client answers our requests.
+    live: Option<Arc<LiveSession>>,
+}
+
+impl PeerChannel for RequestChannel {
+    fn notify(&self, notification: Notification) -> BoxFuture<'_, Result<(), RpcError>> {
+        Box::pin(async move {
+            self.tx
+                .send(Message::Notification(notification))
+                .await
+                .map_err(|_| RpcError::Closed)
+        })
+    }
+
+    fn request(
+        &self,
+        method: String,
+        params: Option<Value>,
+        timeout: Duration,
+    ) -> BoxFuture<'_, Result<Box<RawValue>, RpcError>> {
+        Box::pin(async move {
+            // 2026-07-28 has no server-to-client requests (MRTR instead).
+            let Some(live) = &self.live else {
+                return Err(RpcError::Closed);
+            };
+            let (id, rx) = live.pending.register();
+            let request = Request {
+                id: id.clone(),
+                method,
+                params,
+            };
+            if self.tx.send(Message::Request(request)).await.is_err() {
+                live.pending.forget(&id);
+                return Err(RpcError::Closed);
+            }
+            let outcome = tokio::select! {
+                outcome = rx => outcome,
+                _ = tokio::time::sleep(timeout) => {
+                    live.pending.forget(&id);
+                    let params = CancelledNotificationParams { request_id: Some(id), reason: Some("timed out".into()), meta: None };
+                    let _ = self.tx.try_send(Message::Notification(Notification::new(CANCELLED, serde_json::to_value(params).ok())));
+                    return Err(RpcError::Timeout(timeout));
+                }
+                _ = live.closed.cancelled() => return Err(RpcError::Closed),
+            };
+            match outcome {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(error)) => Err(RpcError::Remote(error)),
+                Err(_) => Err(RpcError::Closed),
+            }
+        })
+    }
+}
+
+/// The era-specific parts of answering.
+pub(crate) enum Answering {
+    /// 2026-07-28: errors carry HTTP statuses; closing the stream cancels.
+    Stateless,
+    /// Handshake era, with the session when there is one.
+    Handshake(Option<Arc<LiveSession>>),
+}
+
+/// Removes a handshake-era request from its session's in-flight table when
+/// its answer is done, however that happens.
+struct InFlightGuard {
+    live: Arc<LiveSession>,
+    id: RequestId,
+}
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        self.live
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
+type Work = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Box<RawValue>, ErrorObject>> + Send>>;
+
+/// Answers one request.
+pub(crate) async fn answer(
+    state: &Arc<AppState>,
+    request: Request,
+    answering: Answering,
+    session: Arc<Session>,
+    accepts: Accepts,
+    extra_headers: Vec<(HeaderName, HeaderValue)>,
+) -> HttpResponse {
+    let id = request.id.clone();
+    let cancel = CancellationToken::new();
+    let live = match &answering {
+        Answering::Handshake(live) => live.clone(),
+        Answering::Stateless => None,
+    };
+    let guard = match &live {
+        Some(live) => {
+            let mut in_flight = live.in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            if in_flight.contains_key(&id) {
+                drop(in_flight);
+                let error =
+                    ErrorObject::invalid_request(format!("request id {id} is already in flight in this session"));
+                return reply::error(StatusCode::OK, Some(id), error);
+            }
+            in_flight.insert(id.clone(), cancel.clone());
+            Some(InFlightGuard {
+                live: live.clone(),
+                id: id.clone(),
+            })
+        }
+        None => None,
+    };
+    let (tx, mut rx) = mpsc::channel(state.config.stream_buffer);
+    let call = CallContext {
+        session,
+        channel: Arc::new(RequestChannel { tx, live: live.clone() }),
+        cancel: cancel.clone(),
+        principal: None,
+    };
+    let server = state.server.clone();
+    let mut work: Work = Box::pin(async move { server.handle(request, call).await });
+
+    let stream_first = state.config.response_mode == ResponseMode::Sse && accepts.sse;
+    let first = if stream_first {
+        None
+    } else {
+        loop {
+            tokio::select! {
+                biased;
+                Some(message) = rx.recv() => {
+                    if accepts.sse {
+                        break Some(message);
+                    }
+                    // A client that takes only JSON cannot see notifications.
+                }
+                outcome = &mut work => {
+                    drop(guard);
+                    return json_answer(id, outcome, &answering, extra_headers);
+                }
+            }
+        }
+    };
+    match answering {
+        Answering::Stateless => stream_stateless(state, id, work, rx, first, cancel),
+        Answering::Handshake(Some(live)) => stream_handshake(state, live, id, work, rx, first, guard, extra_headers),
+        Answering::Handshake(None) => {
+            // Without a session there is nothing to resume: stream like 2026-07-28,
+            // but a dropped stream does not cancel.
+            let mut response = stream_stateless(state, id, work, rx, first, CancellationToken::new());
+            response.headers_mut().extend(extra_headers);
+            response
+        }
+    }
+}
+
+fn json_answer(
+    id: RequestId,
+    outcome: Result<Box<RawValue>, ErrorObject>,
+    answering: &Answering,
+    extra_headers: Vec<(HeaderName, HeaderValue)>,
+) -> HttpResponse {
+    let mut response = match outcome {
+        Ok(result) => reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result })),
+        Err(error) => {
+            let status = match answering {
+                Answering::Stateless => reply::stateless_status(error.code),
+                Answering::Handshake(_) => StatusCode::OK,
+            };
+            reply::error(status, Some(id), error)
+        }
+    };
+    response.headers_mut().extend(extra_headers);
+    response
+}
+
+fn final_message(id: RequestId, outcome: Result<Box<RawValue>, ErrorObject>) -> Message {
+    match outcome {
+        Ok(result) => Message::Response(RpcResponse { id, result }),
+        Err(error) => Message::Error(ErrorResponse::new(Some(id), error)),
+    }
+}
+
+fn sse_response(body: SseBody) -> HttpResponse {
+    let mut response = Response::new(McpBody::Sse(Box::new(body)));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Tell nginx and friends not to buffer the stream.
+    headers.insert(
+        HeaderName::from_static("x-accel-buffering"),
+        HeaderValue::from_static("no"),
+    );
+    response
+}
+
+/// A 2026-07-28 stream: no ids, no resumption; the client closing it
+/// cancels the request.
+fn stream_stateless(
+    state: &Arc<AppState>,
+    id: RequestId,
+    mut work: Work,
+    mut rx: mpsc::Receiver<Message>,
+    first: Option<Message>,
+    cancel: CancellationToken,
+) -> HttpResponse {
+    let (body_tx, body_rx) = mpsc::channel(state.config.stream_buffer);
+    let frame = |m: &Message| sse::event(None, None, &encode(m));
+    if let Some(first) = &first {
+        let _ = body_tx.try_send(frame(first));
+    }
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                biased;
+                Some(message) = rx.recv() => {
+                    if body_tx.send(frame(&message)).await.is_err() {
+                        break;
+                    }
+                }
+                outcome = &mut work => {
+                    // Anything sent before the answer goes first.
+                    while let Ok(message) = rx.try_recv() {
+                        let _ = body_tx.send(frame(&message)).await;
+                    }
+                    let _ = body_tx.send(frame(&final_message(id, outcome))).await;
+                    return;
+                }
+                _ = body_tx.closed() => break,
+            }
+        }
+        // The client closed the stream: that is the cancellation.
+        cancel.cancel();
+    });
+    sse_response(SseBody::new(body_rx, state.config.keep_alive))
+}
+
+/// A handshake-era stream: a priming event with an id and a retry hint, then
+/// every message recorded for resumption; the work goes on if the client drops.
+#[allow(clippy::too_many_arguments)]
+fn stream_handshake(
+    state: &Arc<AppState>,
+    live: Arc<LiveSession>,
+    id: RequestId,
+    mut work: Work,
+    mut rx: mpsc::Receiver<Message>,
+    first: Option<Message>,
+    guard: Option<InFlightGuard>,
+    extra_headers: Vec<(HeaderName, HeaderValue)>,
+) -> HttpResponse {
+    let (body_tx, body_rx) = mpsc::channel(state.config.stream_buffer);
+    let (stream_id, stream) = live.open_stream(body_tx.clone());
+    let priming = sse::event(Some(&event_id(stream_id, 0)), Some(state.config.sse_retry), b"");
+    let _ = body_tx.try_send(priming);
+    drop(body_tx);
+    if let Some(first) = &first {
+        live.emit(stream_id, &stream, first);
+    }
+    tokio::spawn(async move {
+        let _guard = guard;
+        loop {
+            tokio::select! {
+                biased;
+                Some(message) = rx.recv() => live.emit(stream_id, &stream, &message),
+                outcome = &mut work => {
+                    while let Ok(message) = rx.try_recv() {
+                        live.emit(stream_id, &stream, &message);
+                    }
+                    live.emit(stream_id, &stream, &final_message(id, outcome));
+                    live.finish(stream_id, &stream);
+                    return;
+                }
+                _ = live.closed.cancelled() => return,
+            }
+        }
+    });
+    let mut response = sse_response(SseBody::new(body_rx, state.config.keep_alive));
+    response.headers_mut().extend(extra_headers);
+    response
+}

@@ -1,0 +1,74 @@
+//! Settings of the Streamable HTTP endpoint.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// How answers to requests are framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseMode {
+    /// JSON, switching to an SSE stream only when the request sends
+    /// notifications (progress, logs) or requests back before its answer.
+    Auto,
+    /// Always an SSE stream (when the client accepts one).
+    Sse,
+}
+
+/// Settings of the HTTP transport. The defaults are safe for a local server.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Where to listen: 127.0.0.1:8080 unless told otherwise.
+    pub bind: SocketAddr,
+    /// The MCP endpoint's path.
+    pub path: String,
+    /// Origins allowed besides loopback ones (`http://localhost:3000`, ...).
+    /// `*` allows any. A request with an `Origin` not allowed gets 403.
+    pub allowed_origins: Vec<String>,
+    /// Host names (without port) a request may address. `None`: loopback
+    /// names when bound to a loopback address (DNS-rebinding protection),
+    /// any otherwise.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Largest request body; more gets 413.
+    pub max_body_bytes: usize,
+    /// Handshake-era sessions with `Mcp-Session-Id`. Off: every handshake-era
+    /// request stands alone, so any replica can serve it.
+    pub sessions: bool,
+    /// How long an unused session lives.
+    pub session_idle_timeout: Duration,
+    /// Most sessions at once; `initialize` beyond it gets 503.
+    pub max_sessions: usize,
+    /// Interval of `: keep-alive` comments on idle SSE streams, so proxies
+    /// with 30–60 s idle timeouts do not cut them.
+    pub keep_alive: Duration,
+    /// The `retry:` hint sent with the priming event of a handshake-era stream.
+    pub sse_retry: Duration,
+    /// JSON or SSE answers.
+    pub response_mode: ResponseMode,
+    /// Events kept per stream for `Last-Event-ID` resumption.
+    pub events_per_stream: usize,
+    /// How long in-flight requests may take to finish on shutdown.
+    pub shutdown_grace: Duration,
+    /// Messages buffered per answer stream; a client that reads slower than
+    /// this is cut off rather than buffered without bound.
+    pub stream_buffer: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            path: "/mcp".into(),
+            allowed_origins: Vec::new(),
+            allowed_hosts: None,
+            max_body_bytes: 4 * 1024 * 1024,
+            sessions: true,
+            session_idle_timeout: Duration::from_secs(300),
+            max_sessions: 10_000,
+            keep_alive: Duration::from_secs(15),
+            sse_retry: Duration::from_secs(1),
+            response_mode: ResponseMode::Auto,
+            events_per_stream: 1024,
+            shutdown_grace: Duration::from_secs(30),
+            stream_buffer: 256,
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! The MCP endpoint: POST, GET and DELETE on one path, for both eras.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use tokio::sync::mpsc;
+use toolport_protocol::jsonrpc::{self, ErrorResponse, Frame, Message, Notification, Response as RpcResponse};
+use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
+use toolport_protocol::{Era, ErrorObject, ProtocolVersion, lifecycle};
+use toolport_server::{Negotiated, RequestEra, Session, request_era};
+
+use crate::answer::{Answering, answer};
+use crate::guard::{self, Accepts, Rejection};
+use crate::headers;
+use crate::live::{AttachError, GET_STREAM, LiveSession, parse_event_id};
+use crate::reply::{self, HttpResponse};
+use crate::sse::SseBody;
+use crate::state::AppState;
+
+/// Routes one HTTP request.
+pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> HttpResponse {
+    if request.uri().path() != state.config.path {
+        return reply::status(StatusCode::NOT_FOUND);
+    }
+    if let Err(rejection) = guard::check_origin_and_host(request.headers(), &state.config) {
+        return rejected(&rejection);
+    }
+    match *request.method() {
+        Method::POST => post(&state, request).await,
+        Method::GET => get(&state, request.headers()),
+        Method::DELETE => delete(&state, request.headers()),
+        _ => reply::method_not_allowed("GET, POST, DELETE"),
+    }
+}
+
+fn rejected(rejection: &Rejection) -> HttpResponse {
+    tracing::debug!(%rejection, "request rejected");
+    let error = ErrorObject::new(toolport_protocol::ErrorCode::INVALID_REQUEST, rejection.to_string());
+    reply::error(rejection.status(), None, error)
+}
+
+/// What the `MCP-Protocol-Version` header says about the era of a request
+/// that has no body to tell (GET, DELETE).
+fn header_is_stateless(headers: &HeaderMap) -> bool {
+    headers::protocol_version(headers)
+        .ok()
+        .flatten()
+        .and_then(|v| v.parse::<ProtocolVersion>().ok())
+        .is_some_and(|v| v.era() == Era::Stateless)
+}
+
+async fn post(state: &Arc<AppState>, request: Request<Incoming>) -> HttpResponse {
+    let headers = request.headers().clone();
+    if let Err(rejection) = guard::check_content_type(&headers) {
+        return rejected(&rejection);
+    }
+    let accepts = guard::accepts(&headers);
+    if !accepts.json && !accepts.sse {
+        return rejected(&Rejection::NotAcceptable(
+            "Accept must list application/json and text/event-stream",
+        ));
+    }
+    let body = match Limited::new(request.into_body(), state.config.max_body_bytes)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            let why = format!(
+                "Payload Too Large: the body exceeds {} bytes",
+                state.config.max_body_bytes
+            );
+            return reply::error(StatusCode::PAYLOAD_TOO_LARGE, None, ErrorObject::invalid_request(why));
+        }
+        Err(e) => return reply::bad_request(None, format!("could not read the body: {e}")),
+    };
+    match jsonrpc::decode(&body) {
+        Err(error) => reply::message(StatusCode::BAD_REQUEST, &Message::Error(error)),
+        Ok(Frame::Batch(items)) => batch(state, &headers, items).await,
+        Ok(Frame::Single(message)) => single(state, &headers, accepts, message).await,
+    }
+}
+
+async fn single(state: &Arc<AppState>, headers: &HeaderMap, accepts: Accepts, message: Message) -> HttpResponse {
+    match message {
+        Message::Request(request) => match request_era(&request.method, request.params.as_ref()) {
+            RequestEra::Stateless(version) => {
+                if let Err(error) =
+                    headers::check_stateless(headers, &request.method, request.params.as_ref(), &version)
+                {
+                    return reply::error(StatusCode::BAD_REQUEST, Some(request.id), error);
+                }
+                if request.method == toolport_protocol::subscriptions::LISTEN && !accepts.sse {
+                    let why = "subscriptions/listen answers with a stream: Accept must list text/event-stream";
+                    return rejected(&Rejection::NotAcceptable(why));
+                }
+                answer(
+                    state,
+                    request,
+                    Answering::Stateless,
+                    Arc::new(Session::new()),
+                    accepts,
+                    Vec::new(),
+                )
+                .await
+            }
+            RequestEra::Handshake if request.method == lifecycle::INITIALIZE => initialize(state, request).await,
+            RequestEra::Handshake => match handshake_session(state, headers) {
+                Err(response) => *response,
+                Ok((session, live)) => {
+                    answer(state, request, Answering::Handshake(live), session, accepts, Vec::new()).await
+                }
+            },
+        },
+        Message::Notification(notification) => {
+            if is_stateless_notification(&notification) {
+                // 2026-07-28 defines no client notifications over HTTP
+                // (closing a stream is the cancellation): accepted, ignored.
+                return reply::status(StatusCode::ACCEPTED);
+            }
+            match handshake_session(state, headers) {
+                Err(response) => *response,
+                Ok((_, live)) => {
+                    if let Some(live) = live {
+                        notify(&live, &notification);
+                    }
+                    reply::status(StatusCode::ACCEPTED)
+                }
+            }
+        }
+        Message::Response(_) | Message::Error(_) if header_is_stateless(headers) => {
+            reply::bad_request(None, "clients do not send responses in protocol version 2026-07-28")
+        }
+        Message::Response(RpcResponse { id, result }) => match handshake_session(state, headers) {
+            Err(response) => *response,
+            Ok((_, live)) => {
+                if let Some(live) = live {
+                    live.pending.resolve(&id, Ok(result));
+                }
+                reply::status(StatusCode::ACCEPTED)
+            }
+        },
+        Message::Error(ErrorResponse { id, error }) => match handshake_session(state, headers) {
+            Err(response) => *response,
+            Ok((_, live)) => {
+                if let (Some(live), Some(id)) = (live, id) {
+                    live.pending.resolve(&id, Err(error));
+                }
+                reply::status(StatusCode::ACCEPTED)
+            }
+        },
+    }
+}
+
+fn is_stateless_notification(notification: &Notification) -> bool {
+    matches!(
+        request_era(&notification.method, notification.params.as_ref()),
+        RequestEra::Stateless(v) if !v.is_empty()
+    )
+}
+
+/// A handshake-era notification: cancellation reaches the request's token.
+fn notify(live: &LiveSession, notification: &Notification) {
+    if notification.method != CANCELLED {
+        return;
+    }
+    let Some(params) = notification.params.clone() else {
+        return;
+    };
+    let Ok(CancelledNotificationParams {
+        request_id: Some(id), ..
+    }) = serde_json::from_value(params)
+    else {
+        return;
+    };
+    if let Some(token) = live.in_flight.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
+        token.cancel();
+    }
+}
+
+/// `initialize`: the session exists only once the handshake succeeded.
+async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request) -> HttpResponse {
+    if state.config.sessions && state.sessions.len() >= state.config.max_sessions {
+        let error = ErrorObject::new(
+            toolport_protocol::ErrorCode::OVERLOADED,
+            "too many sessions; retry later",
+        );
+        return reply::error(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
+    }
+    let session = Arc::new(Session::new());
+    let id = request.id.clone();
+    let call = toolport_server::CallContext {
+        session: session.clone(),
+        channel: Arc::new(NoChannel),
+        cancel: Default::default(),
+        principal: None,
+    };
+    match state.server.handle(request, call).await {
+        Err(error) => reply::error(StatusCode::OK, Some(id), error),
+        Ok(result) => {
+            let mut response = reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result }));
+            if state.config.sessions
+                && let Some(session_id) = state.create_session(session, None)
+            {
+                let value = HeaderValue::from_str(&session_id).expect("session ids are visible ASCII");
+                response
+                    .headers_mut()
+                    .insert(HeaderName::from_static(headers::SESSION_ID), value);
+            }
+            response
+        }
+    }
+}
+
+/// Nothing to talk back to during `initialize`.
+#[derive(Debug)]
+struct NoChannel;
+
+impl toolport_rpc::PeerChannel for NoChannel {
+    fn notify(&self, _: Notification) -> toolport_rpc::peer::BoxFuture<'_, Result<(), toolport_rpc::RpcError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn request(
+        &self,
+        _: String,
+        _: Option<serde_json::Value>,
+        _: std::time::Duration,
+    ) -> toolport_rpc::peer::BoxFuture<'_, Result<Box<serde_json::value::RawValue>, toolport_rpc::RpcError>> {
+        Box::pin(async { Err(toolport_rpc::RpcError::Closed) })
+    }
+}
+
+type SessionOrResponse = Result<(Arc<Session>, Option<Arc<LiveSession>>), Box<HttpResponse>>;
+
+/// The session a handshake-era message belongs to (or a stand-alone one when
+/// sessions are off), after checking `MCP-Protocol-Version`.
+fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap) -> SessionOrResponse {
+    let version = match headers::protocol_version(headers) {
+        Err(error) => return Err(Box::new(reply::error(StatusCode::BAD_REQUEST, None, error))),
+        // Without the header, a request is 2025-03-26 (the header arrived in 2025-06-18).
+        Ok(None) => ProtocolVersion::V2025_03_26,
+        Ok(Some(v)) => match v.parse::<ProtocolVersion>() {
+            Ok(version) if version.era() == Era::Handshake && state.server.supports(version) => version,
+            _ => {
+                return Err(Box::new(reply::bad_request(
+                    None,
+                    format!("unsupported MCP-Protocol-Version {v:?}"),
+                )));
+            }
+        },
+    };
+    if !state.config.sessions {
+        let negotiated = Negotiated {
+            version,
+            client_capabilities: Default::default(),
+            client_info: toolport_protocol::capabilities::Implementation::new("unknown", "unknown"),
+        };
+        return Ok((Arc::new(Session::restored(negotiated)), None));
+    }
+    let Some(id) = headers.get(headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
+        return Err(Box::new(reply::bad_request(
+            None,
+            "Mcp-Session-Id is required: send `initialize` first and echo the session id it returns",
+        )));
+    };
+    match state.session(id) {
+        Some(live) => Ok((live.session.clone(), Some(live))),
+        None => Err(Box::new(reply::error(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorObject::new(
+                toolport_protocol::ErrorCode::INVALID_REQUEST,
+                "Session not found: it ended or expired; send `initialize` again",
+            ),
+        ))),
+    }
+}
+
+/// A JSON-RPC batch: 2025-03-26 only, answered as one JSON array.
+async fn batch(state: &Arc<AppState>, headers: &HeaderMap, items: Vec<Result<Message, ErrorResponse>>) -> HttpResponse {
+    let version = headers::protocol_version(headers)
+        .ok()
+        .flatten()
+        .unwrap_or("2025-03-26");
+    if version != ProtocolVersion::V2025_03_26.as_str() {
+        return reply::bad_request(
+            None,
+            format!("JSON-RPC batches are only allowed in protocol version 2025-03-26, not {version}"),
+        );
+    }
+    let (session, live) = match handshake_session(state, headers) {
+        Err(response) => return *response,
+        Ok(found) => found,
+    };
+    let json_only = Accepts { json: true, sse: false };
+    let mut answers = Vec::new();
+    for item in items {
+        match item {
+            Err(error) => answers.push(Message::Error(error)),
+            Ok(Message::Request(request)) if request.method == lifecycle::INITIALIZE => {
+                let error = ErrorObject::invalid_request("initialize must not be part of a batch");
+                answers.push(Message::Error(ErrorResponse::new(Some(request.id), error)));
+            }
+            Ok(Message::Request(request)) => {
+                let response = answer(
+                    state,
+                    request,
+                    Answering::Handshake(live.clone()),
+                    session.clone(),
+                    json_only,
+                    Vec::new(),
+                )
+                .await;
+                if let Ok(collected) = response.into_body().collect().await
+                    && let Ok(Frame::Single(message)) = jsonrpc::decode(&collected.to_bytes())
+                {
+                    answers.push(message);
+                }
+            }
+            Ok(Message::Notification(n)) => {
+                if let Some(live) = &live {
+                    notify(live, &n);
+                }
+            }
+            Ok(Message::Response(RpcResponse { id, result })) => {
+                if let Some(live) = &live {
+                    live.pending.resolve(&id, Ok(result));
+                }
+            }
+            Ok(Message::Error(ErrorResponse { id: Some(id), error })) => {
+                if let Some(live) = &live {
+                    live.pending.resolve(&id, Err(error));
+                }
+            }
+            Ok(Message::Error(_)) => {}
+        }
+    }
+    if answers.is_empty() {
+        return reply::status(StatusCode::ACCEPTED);
+    }
+    let body = serde_json::to_vec(&answers).expect("messages serialize");
+    reply::json(StatusCode::OK, Bytes::from(body))
+}
+
+/// GET opens the handshake era's server-to-client stream, or resumes a
+/// stream after `Last-Event-ID`. 2026-07-28 has no GET.
+fn get(state: &Arc<AppState>, headers: &HeaderMap) -> HttpResponse {
+    if header_is_stateless(headers) || !state.config.sessions {
+        return reply::method_not_allowed("POST");
+    }
+    if !guard::accepts(headers).sse {
+        return rejected(&Rejection::NotAcceptable(
+            "GET opens an event stream: Accept must list text/event-stream",
+        ));
+    }
+    let live = match handshake_session(state, headers) {
+        Err(response) => return *response,
+        Ok((_, Some(live))) => live,
+        Ok((_, None)) => return reply::method_not_allowed("POST"),
+    };
+    let (stream, after) = match headers.get(headers::LAST_EVENT_ID).and_then(|v| v.to_str().ok()) {
+        None => (GET_STREAM, 0),
+        Some(last) => match parse_event_id(last) {
+            Some(position) => position,
+            None => {
+                return reply::bad_request(
+                    None,
+                    format!("Last-Event-ID {last:?} is not an event id of this server"),
+                );
+            }
+        },
+    };
+    let (tx, rx) = mpsc::channel(state.config.stream_buffer.max(state.config.events_per_stream));
+    match live.attach(stream, after, tx) {
+        Ok(()) => {
+            let mut response = http::Response::new(crate::body::McpBody::Sse(Box::new(SseBody::new(
+                rx,
+                state.config.keep_alive,
+            ))));
+            let h = response.headers_mut();
+            h.insert(
+                http::header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            h.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            h.insert(
+                HeaderName::from_static("x-accel-buffering"),
+                HeaderValue::from_static("no"),
+            );
+            response
+        }
+        Err(AttachError::Busy) => reply::error(
+            StatusCode::CONFLICT,
+            None,
+            ErrorObject::invalid_request("this session already has an open GET stream"),
+        ),
+        Err(AttachError::Unknown) => reply::bad_request(
+            None,
+            "cannot resume: the stream is unknown or the events after Last-Event-ID are no longer kept",
+        ),
+    }
+}
+
+/// DELETE ends a handshake-era session.
+fn delete(state: &Arc<AppState>, headers: &HeaderMap) -> HttpResponse {
+    if header_is_stateless(headers) || !state.config.sessions {
+        return reply::method_not_allowed("POST");
+    }
+    let Some(id) = headers.get(headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
+        return reply::bad_request(None, "Mcp-Session-Id is required to end a session");
+    };
+    if state.end_session(id) {
+        reply::status(StatusCode::OK)
+    } else {
+        reply::error(
+            StatusCode::NOT_FOUND,
+            None,
+            ErrorObject::invalid_request("Session not found"),
+        )
+    }
+}

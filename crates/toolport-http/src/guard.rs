@@ -1,0 +1,208 @@
+//! Checks every request passes before its body is read: Origin and Host
+//! (DNS rebinding), Content-Type, Accept.
+
+use std::net::IpAddr;
+
+use http::{HeaderMap, StatusCode, header};
+
+use crate::config::HttpConfig;
+
+/// Why a request was turned away at the door.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    /// The `Origin` header names a site that is not allowed.
+    #[error("Forbidden: origin {0:?} is not allowed")]
+    OriginRejected(String),
+    /// The `Host` header names a host this server does not answer for.
+    #[error("Forbidden: host {0:?} is not allowed")]
+    HostRejected(String),
+    /// The body is not `application/json`.
+    #[error("Unsupported Media Type: Content-Type must be application/json")]
+    UnsupportedMediaType,
+    /// `Accept` lists neither `application/json` nor `text/event-stream`.
+    #[error("Not Acceptable: {0}")]
+    NotAcceptable(&'static str),
+}
+
+impl Rejection {
+    /// The HTTP status it is answered with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Rejection::OriginRejected(_) | Rejection::HostRejected(_) => StatusCode::FORBIDDEN,
+            Rejection::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Rejection::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+        }
+    }
+}
+
+const LOOPBACK_NAMES: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
+
+fn is_loopback_name(host: &str) -> bool {
+    LOOPBACK_NAMES.contains(&host) || host.ends_with(".localhost")
+}
+
+/// `host[:port]` → `host`, keeping `[v6]` brackets.
+fn strip_port(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority.find(']').map_or(authority, |i| &authority[..=i]);
+    }
+    authority.rsplit_once(':').map_or(authority, |(host, _)| host)
+}
+
+/// Origin and Host checks against DNS rebinding (`basic/transports`,
+/// security warning): a browser page on a foreign site must not reach a
+/// server bound to this machine.
+pub(crate) fn check_origin_and_host(headers: &HeaderMap, config: &HttpConfig) -> Result<(), Rejection> {
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("<not ASCII>");
+        if !origin_allowed(origin, config) {
+            return Err(Rejection::OriginRejected(origin.to_owned()));
+        }
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let name = strip_port(host).to_ascii_lowercase();
+    let allowed = match &config.allowed_hosts {
+        Some(list) => list.iter().any(|h| h == "*" || h.eq_ignore_ascii_case(&name)),
+        None if config.bind.ip().is_loopback() => is_loopback_name(&name),
+        None => true,
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(Rejection::HostRejected(host.to_owned()))
+    }
+}
+
+fn origin_allowed(origin: &str, config: &HttpConfig) -> bool {
+    if config
+        .allowed_origins
+        .iter()
+        .any(|o| o == "*" || o.eq_ignore_ascii_case(origin))
+    {
+        return true;
+    }
+    // Pages served from this machine may talk to a server bound to it.
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    if !matches!(scheme, "http" | "https") {
+        return false;
+    }
+    let host = strip_port(rest.trim_end_matches('/'));
+    config.bind.ip().is_loopback()
+        && (is_loopback_name(host) || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+}
+
+/// What the client's `Accept` header allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Accepts {
+    pub(crate) json: bool,
+    pub(crate) sse: bool,
+}
+
+pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
+    let mut accepts = Accepts {
+        json: false,
+        sse: false,
+    };
+    let values = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
+    for range in values.flat_map(|v| v.split(',')) {
+        let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        match media.as_str() {
+            "application/json" | "application/*" => accepts.json = true,
+            "text/event-stream" | "text/*" => accepts.sse = true,
+            "*/*" => {
+                accepts.json = true;
+                accepts.sse = true;
+            }
+            _ => {}
+        }
+    }
+    accepts
+}
+
+pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), Rejection> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    if media.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else {
+        Err(Rejection::UnsupportedMediaType)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use http::HeaderValue;
+
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn loopback_servers_refuse_foreign_origins_and_hosts() {
+        let config = HttpConfig::default();
+        for ok in [
+            &[("host", "127.0.0.1:8080")][..],
+            &[("host", "localhost:3000"), ("origin", "http://localhost:5173")],
+            &[("host", "[::1]:8080"), ("origin", "http://127.0.0.1")],
+        ] {
+            assert_eq!(check_origin_and_host(&headers(ok), &config), Ok(()), "{ok:?}");
+        }
+        for bad in [
+            &[("host", "evil.example:8080")][..],
+            &[("host", "127.0.0.1:8080"), ("origin", "http://evil.example")],
+            &[("host", "127.0.0.1:8080"), ("origin", "null")],
+            &[("host", "localhost.evil.example")],
+        ] {
+            let err = check_origin_and_host(&headers(bad), &config).unwrap_err();
+            assert_eq!(err.status(), StatusCode::FORBIDDEN, "{bad:?}");
+        }
+        let open = HttpConfig {
+            allowed_origins: vec!["https://app.example".into()],
+            ..HttpConfig::default()
+        };
+        assert!(
+            check_origin_and_host(
+                &headers(&[("host", "localhost"), ("origin", "https://app.example")]),
+                &open
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn accept_and_content_type_are_read_leniently_but_strictly() {
+        assert_eq!(
+            accepts(&headers(&[("accept", "application/json, text/event-stream")])),
+            Accepts { json: true, sse: true }
+        );
+        assert_eq!(
+            accepts(&headers(&[("accept", "text/event-stream;q=0.9")])),
+            Accepts { json: false, sse: true }
+        );
+        assert_eq!(
+            accepts(&headers(&[("accept", "*/*")])),
+            Accepts { json: true, sse: true }
+        );
+        assert_eq!(
+            accepts(&headers(&[("accept", "text/html")])),
+            Accepts {
+                json: false,
+                sse: false
+            }
+        );
+        assert!(check_content_type(&headers(&[("content-type", "application/json; charset=utf-8")])).is_ok());
+        assert!(check_content_type(&headers(&[("content-type", "text/plain")])).is_err());
+        assert!(check_content_type(&headers(&[])).is_err());
+    }
+}

@@ -1,0 +1,32 @@
+//! Streamable HTTP for both eras of MCP (`basic/transports/streamable-http`).
+//!
+//! One endpoint (default `POST/GET/DELETE /mcp` on 127.0.0.1:8080) decides per
+//! request which era it serves:
+//!
+//! - **2026-07-28**: POST only; `MCP-Protocol-Version`, `Mcp-Method` and
+//!   `Mcp-Name` must mirror the body (400 `-32020` otherwise); no sessions;
+//!   JSON or SSE answers; closing an answer stream cancels its request.
+//! - **handshake era** (2025-03-26 … 2025-11-25): `initialize` creates a
+//!   session (`Mcp-Session-Id`, 128 random bits) once it succeeded; later
+//!   requests need it (400 without, 404 when unknown or expired); GET opens
+//!   the server-to-client stream; SSE events carry ids and are recorded so a
+//!   dropped stream resumes from `Last-Event-ID`; DELETE ends the session.
+//!
+//! Every request passes Origin and Host checks (403), Content-Type (415),
+//! Accept (406) and a body limit (413) before it is read.
+
+mod answer;
+mod body;
+pub mod config;
+mod endpoint;
+pub mod guard;
+pub mod headers;
+mod live;
+mod reply;
+mod serve;
+mod sse;
+mod state;
+pub mod store;
+
+pub use config::{HttpConfig, ResponseMode};
+pub use serve::{BoundServer, HttpServer};

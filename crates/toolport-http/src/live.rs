@@ -1,0 +1,196 @@
+//! The part of a handshake-era session that lives on this machine: its open
+//! SSE streams, the requests it has in flight, and our requests to its client.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use toolport_protocol::jsonrpc::{Message, RequestId, encode};
+use toolport_rpc::pending::PendingRequests;
+use toolport_server::{Server, ServerEvent, Session};
+
+use crate::sse;
+use crate::store::EventStore;
+
+/// The stream id of the standalone GET stream; POST streams count from 1.
+pub(crate) const GET_STREAM: u64 = 0;
+
+/// One SSE stream of a session: its events are recorded for resumption and
+/// sent to whoever is reading it now, if anyone.
+#[derive(Debug, Default)]
+pub(crate) struct StreamState {
+    live: Mutex<Option<mpsc::Sender<Bytes>>>,
+    finished: AtomicBool,
+}
+
+/// A handshake-era session on this machine.
+#[derive(Debug)]
+pub(crate) struct LiveSession {
+    pub(crate) id: String,
+    pub(crate) session: Arc<Session>,
+    pub(crate) pending: PendingRequests,
+    pub(crate) in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    streams: Mutex<HashMap<u64, Arc<StreamState>>>,
+    next_stream: AtomicU64,
+    /// Fires when the session ends (DELETE, expiry, shutdown).
+    pub(crate) closed: CancellationToken,
+    events: Arc<dyn EventStore>,
+}
+
+impl LiveSession {
+    pub(crate) fn new(id: String, session: Arc<Session>, events: Arc<dyn EventStore>) -> Arc<Self> {
+        Arc::new(LiveSession {
+            id,
+            session,
+            pending: PendingRequests::new(),
+            in_flight: Mutex::default(),
+            streams: Mutex::default(),
+            next_stream: AtomicU64::new(GET_STREAM + 1),
+            closed: CancellationToken::new(),
+            events,
+        })
+    }
+
+    fn streams(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<StreamState>>> {
+        self.streams.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Opens a new POST stream read by `reader`.
+    pub(crate) fn open_stream(&self, reader: mpsc::Sender<Bytes>) -> (u64, Arc<StreamState>) {
+        let id = self.next_stream.fetch_add(1, Ordering::Relaxed);
+        let state = Arc::new(StreamState {
+            live: Mutex::new(Some(reader)),
+            finished: AtomicBool::new(false),
+        });
+        self.streams().insert(id, state.clone());
+        (id, state)
+    }
+
+    fn stream(&self, id: u64) -> Option<Arc<StreamState>> {
+        self.streams().get(&id).cloned()
+    }
+
+    fn get_stream(&self) -> Arc<StreamState> {
+        self.streams().entry(GET_STREAM).or_default().clone()
+    }
+
+    /// Records an event of a stream and sends it to its reader, if any. A
+    /// reader that cannot keep up is dropped; it may resume from its last id.
+    pub(crate) fn emit(&self, stream_id: u64, stream: &StreamState, message: &Message) {
+        let data = Bytes::from(encode(message));
+        let mut live = stream.live.lock().unwrap_or_else(|p| p.into_inner());
+        let seq = self.events.append(&self.id, stream_id, data.clone());
+        if let Some(tx) = live.as_ref()
+            && tx
+                .try_send(sse::event(Some(&event_id(stream_id, seq)), None, &data))
+                .is_err()
+        {
+            tracing::debug!(session = %self.id, stream = stream_id, "stream reader gone or too slow; detached");
+            *live = None;
+        }
+    }
+
+    /// Ends a POST stream: its reader's body ends once drained.
+    pub(crate) fn finish(&self, stream_id: u64, stream: &StreamState) {
+        stream.finished.store(true, Ordering::SeqCst);
+        *stream.live.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let _ = stream_id;
+    }
+
+    /// Attaches a reader to a stream: the events after `after` first, then
+    /// live ones. `Err` when resumption would lose events (or the stream is
+    /// unknown), and 409 when a standalone stream already has a reader.
+    pub(crate) fn attach(&self, stream_id: u64, after: u64, tx: mpsc::Sender<Bytes>) -> Result<(), AttachError> {
+        let stream = if stream_id == GET_STREAM {
+            self.get_stream()
+        } else {
+            self.stream(stream_id).ok_or(AttachError::Unknown)?
+        };
+        let mut live = stream.live.lock().unwrap_or_else(|p| p.into_inner());
+        if stream_id == GET_STREAM && after == 0 && live.as_ref().is_some_and(|tx| !tx.is_closed()) {
+            return Err(AttachError::Busy);
+        }
+        let replay = if after == 0 && stream_id == GET_STREAM {
+            Vec::new()
+        } else {
+            self.events
+                .after(&self.id, stream_id, after)
+                .ok_or(AttachError::Unknown)?
+        };
+        for (seq, data) in replay {
+            if tx
+                .try_send(sse::event(Some(&event_id(stream_id, seq)), None, &data))
+                .is_err()
+            {
+                return Err(AttachError::Unknown);
+            }
+        }
+        if !stream.finished.load(Ordering::SeqCst) {
+            *live = Some(tx);
+        }
+        Ok(())
+    }
+
+    /// Ends the session: its streams close and its requests are cancelled.
+    pub(crate) fn close(&self) {
+        self.closed.cancel();
+        for token in self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            token.cancel();
+        }
+        self.pending.close_all();
+        for stream in self.streams().values() {
+            *stream.live.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+        self.events.forget(&self.id);
+    }
+
+    /// Server-initiated messages go on the standalone GET stream.
+    pub(crate) fn emit_on_get_stream(&self, message: &Message) {
+        let stream = self.get_stream();
+        self.emit(GET_STREAM, &stream, message);
+    }
+}
+
+/// Why a reader could not attach to a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AttachError {
+    /// No such stream, or events after the given id are gone.
+    Unknown,
+    /// The standalone stream already has a reader.
+    Busy,
+}
+
+/// Event ids encode the stream, so a resumption finds its stream
+/// (`<stream>-<sequence>`), and are unique within the session.
+pub(crate) fn event_id(stream: u64, seq: u64) -> String {
+    format!("{stream}-{seq}")
+}
+
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+/// Handshake-era notifications for a session: list changes, and updates of
+/// the resources it subscribed to, on its GET stream.
+pub(crate) async fn forward_changes(server: Server, live: Arc<LiveSession>) {
+    let mut events = server.events();
+    loop {
+        let batch = tokio::select! {
+            batch = ServerEvent::next(&mut events) => batch,
+            _ = live.closed.cancelled() => return,
+        };
+        let Some(batch) = batch else { return };
+        for event in batch {
+            if let ServerEvent::ResourceUpdated(uri) = &event
+                && !live.session.is_subscribed(uri)
+            {
+                continue;
+            }
+            live.emit_on_get_stream(&Message::Notification(event.notification()));
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Listening: accept connections, serve HTTP/1.1 on each, shut down gracefully.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use toolport_server::Server;
+
+use crate::config::HttpConfig;
+use crate::endpoint::route;
+use crate::state::AppState;
+use crate::store::{EventStore, MemoryEventStore, MemorySessionStore, SessionStore};
+
+/// A Streamable HTTP server for a [`Server`].
+///
+/// ```no_run
+/// # async fn run(server: toolport_server::Server) -> std::io::Result<()> {
+/// use toolport_http::{HttpConfig, HttpServer};
+/// let bound = HttpServer::new(server, HttpConfig::default()).bind().await?;
+/// println!("listening on http://{}/mcp", bound.local_addr());
+/// bound.serve(async { let _ = tokio::signal::ctrl_c().await; }).await
+/// # }
+/// ```
+pub struct HttpServer {
+    state: Arc<AppState>,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("bind", &self.state.config.bind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpServer {
+    /// With sessions and events kept in memory.
+    pub fn new(server: Server, config: HttpConfig) -> Self {
+        let events = Arc::new(MemoryEventStore::new(config.events_per_stream));
+        HttpServer::with_stores(server, config, Arc::new(MemorySessionStore::default()), events)
+    }
+
+    /// With the given stores (for example shared ones, across replicas).
+    pub fn with_stores(
+        server: Server,
+        config: HttpConfig,
+        sessions: Arc<dyn SessionStore>,
+        events: Arc<dyn EventStore>,
+    ) -> Self {
+        HttpServer {
+            state: AppState::new(server, config, sessions, events),
+        }
+    }
+
+    /// Binds the listening socket.
+    pub async fn bind(self) -> std::io::Result<BoundServer> {
+        let listener = TcpListener::bind(self.state.config.bind).await?;
+        Ok(BoundServer {
+            listener,
+            state: self.state,
+        })
+    }
+}
+
+/// A server with its socket bound, ready to serve.
+pub struct BoundServer {
+    listener: TcpListener,
+    state: Arc<AppState>,
+}
+
+impl std::fmt::Debug for BoundServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundServer")
+            .field("local_addr", &self.listener.local_addr().ok())
+            .finish_non_exhaustive()
+    }
+}
+
+impl BoundServer {
+    /// The address it listens on (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().expect("a bound socket has an address")
+    }
+
+    /// Serves until `shutdown` resolves, then stops accepting, ends open
+    /// streams, and waits (up to the grace period) for in-flight requests.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
+        let BoundServer { listener, state } = self;
+        let graceful = GracefulShutdown::new();
+        let reaper = tokio::spawn(reap(state.clone()));
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Out of file descriptors and the like: keep serving
+                        // the connections we have, try again shortly.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                _ = &mut shutdown => break,
+            };
+            // Answers go out as soon as they are written (no 40 ms Nagle wait).
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "TCP_NODELAY not set");
+            }
+            let state = state.clone();
+            let service = service_fn(move |request| {
+                let state = state.clone();
+                async move { Ok::<_, Infallible>(route(state, request).await) }
+            });
+            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            let connection = graceful.watch(connection);
+            tokio::spawn(async move {
+                if let Err(e) = connection.await {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                }
+            });
+        }
+        drop(listener);
+        state.shutdown.cancel();
+        state.server.shutdown();
+        state.close_all();
+        reaper.abort();
+        if tokio::time::timeout(state.config.shutdown_grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
+            tracing::warn!("connections still open after the shutdown grace period were dropped");
+        }
+        Ok(())
+    }
+}
+
+/// Ends idle sessions, checking a few times per timeout period.
+async fn reap(state: Arc<AppState>) {
+    let period = (state.config.session_idle_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+    let mut ticker = tokio::time::interval(period);
+    loop {
+        ticker.tick().await;
+        let reaped = state.reap();
+        if reaped > 0 {
+            tracing::debug!(reaped, "idle sessions ended");
+        }
+    }
+}

@@ -23,7 +23,54 @@ pub fn schema_for<T: JsonSchema>() -> Map<String, Value> {
     };
     map.remove("$schema");
     map.remove("title");
-    map
+    let mut value = Value::Object(map);
+    strip_nonstandard_formats(&mut value);
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("still an object"),
+    }
+}
+
+/// The formats JSON Schema 2020-12 defines. schemars also writes Rust-specific
+/// ones (`uint`, `int64`, `double`) that validators in other languages warn
+/// about; the `minimum`/`maximum` it writes next to them already say the range.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+fn strip_nonstandard_formats(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| !STANDARD_FORMATS.contains(&f))
+            {
+                map.remove("format");
+            }
+            map.values_mut().for_each(strip_nonstandard_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_nonstandard_formats),
+        _ => {}
+    }
 }
 
 /// Checks arguments against a tool's input schema.
@@ -75,5 +122,40 @@ impl ArgumentValidator {
             problems.push(format!("and {} more", total - problems.len()));
         }
         Err(problems.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Sample {
+        count: usize,
+        ratio: f64,
+        when: Option<String>,
+        nested: Vec<Inner>,
+    }
+
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Inner {
+        id: u32,
+    }
+
+    #[test]
+    fn schemas_are_inline_2020_12_without_rust_formats() {
+        let schema = Value::Object(schema_for::<Sample>());
+        let text = schema.to_string();
+        assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
+        assert!(!text.contains("\"uint") && !text.contains("\"double\""), "{text}");
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["properties"]["count"]["minimum"], 0);
+        assert_eq!(
+            schema["properties"]["nested"]["items"]["properties"]["id"]["type"],
+            "integer"
+        );
+        assert!(schema.get("$schema").is_none());
     }
 }

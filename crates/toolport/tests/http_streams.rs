@@ -102,10 +102,8 @@ async fn idle_streams_carry_keep_alive_comments() {
 async fn closing_a_2026_stream_cancels_its_request() {
     let s = TestServer::demo(HttpConfig::default()).await;
     let before = jobs(&s).await;
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"long_task","arguments":{{"steps":1000,"step_ms":20}},"_meta":{{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
-    );
-    let mut stream = send(s.addr, "POST", &modern_headers("tools/call", Some("long_task")), &body).await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"long_task","arguments":{"steps":1000,"step_ms":20},"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let mut stream = send(s.addr, "POST", &modern_headers("tools/call", Some("long_task")), body).await;
     let (id, first) = stream.next_message().await.unwrap();
     assert_eq!(id, None, "2026-07-28 events carry no ids");
     assert_eq!(first["method"], "notifications/progress");

@@ -160,7 +160,8 @@ pub(crate) async fn answer(
     let server = state.server.clone();
     let mut work: Work = Box::pin(async move { server.handle(request, call).await });
 
-    let stream_first = state.config.response_mode == ResponseMode::Sse && accepts.sse;
+    // A client that takes only event streams gets one, whatever the mode.
+    let stream_first = accepts.sse && (state.config.response_mode == ResponseMode::Sse || !accepts.json);
     let first = if stream_first {
         None
     } else {

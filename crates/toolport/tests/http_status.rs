@@ -65,6 +65,13 @@ async fn content_type_accept_and_size_are_checked() {
         (status, answer["error"]["code"].clone()),
         (StatusCode::BAD_REQUEST, json!(-32700))
     );
+    // A client that takes only event streams gets one, even for a plain answer.
+    let list = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{MODERN_META}}}}}"#);
+    let mut headers = modern_headers("tools/list", None);
+    headers[1] = ("accept", "text/event-stream");
+    let mut stream = send(s.addr, "POST", &headers, &list).await;
+    assert_eq!(stream.headers["content-type"], "text/event-stream");
+    assert_eq!(stream.next_message().await.unwrap().1["id"], 1);
     // listen needs a stream.
     let listen = format!(
         r#"{{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{{"notifications":{{}},{MODERN_META}}}}}"#

@@ -158,26 +158,36 @@ pub(crate) async fn answer(
         principal: None,
     };
     let server = state.server.clone();
-    let mut work: Work = Box::pin(async move { server.handle(request, call).await });
+    let stateless = matches!(answering, Answering::Stateless);
+    let mut work: Work = Box::pin(async move {
+        if stateless {
+            server.handle_stateless(request, call).await
+        } else {
+            server.handle(request, call).await
+        }
+    });
 
-    // A client that takes only event streams gets one, whatever the mode.
-    let stream_first = accepts.sse && (state.config.response_mode == ResponseMode::Sse || !accepts.json);
-    let first = if stream_first {
-        None
-    } else {
-        loop {
-            tokio::select! {
-                biased;
-                Some(message) = rx.recv() => {
-                    if accepts.sse {
-                        break Some(message);
-                    }
-                    // A client that takes only JSON cannot see notifications.
+    // Wait for the handler's first message or its answer, whichever comes
+    // first; only then is it known whether the answer is JSON (with the status
+    // an error needs) or a stream.
+    let stream_wanted = accepts.sse && (state.config.response_mode == ResponseMode::Sse || !accepts.json);
+    let first = loop {
+        tokio::select! {
+            biased;
+            Some(message) = rx.recv() => {
+                if accepts.sse {
+                    break Some(message);
                 }
-                outcome = &mut work => {
-                    drop(guard);
-                    return json_answer(id, outcome, &answering, extra_headers);
+                // A client that takes only JSON cannot see notifications.
+            }
+            outcome = &mut work => {
+                if stream_wanted && outcome.is_ok() {
+                    // A finished answer, streamed because the client asked for streams.
+                    work = Box::pin(std::future::ready(outcome));
+                    break None;
                 }
+                drop(guard);
+                return json_answer(id, outcome, &answering, extra_headers);
             }
         }
     };

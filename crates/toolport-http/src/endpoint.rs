@@ -86,35 +86,41 @@ async fn post(state: &Arc<AppState>, request: Request<Incoming>) -> HttpResponse
 
 async fn single(state: &Arc<AppState>, headers: &HeaderMap, accepts: Accepts, message: Message) -> HttpResponse {
     match message {
-        Message::Request(request) => match request_era(&request.method, request.params.as_ref()) {
-            RequestEra::Stateless(version) => {
-                if let Err(error) =
-                    headers::check_stateless(headers, &request.method, request.params.as_ref(), &version)
-                {
-                    return reply::error(StatusCode::BAD_REQUEST, Some(request.id), error);
+        Message::Request(request) => {
+            let stateless = header_is_stateless(headers)
+                || matches!(
+                    request_era(&request.method, request.params.as_ref()),
+                    RequestEra::Stateless(_)
+                );
+            if stateless {
+                if let Err(error) = check_stateless_request(state, headers, &request) {
+                    let status = reply::stateless_status(error.code);
+                    return reply::error(status, Some(request.id), error);
                 }
                 if request.method == toolport_protocol::subscriptions::LISTEN && !accepts.sse {
                     let why = "subscriptions/listen answers with a stream: Accept must list text/event-stream";
                     return rejected(&Rejection::NotAcceptable(why));
                 }
-                answer(
+                return answer(
                     state,
                     request,
                     Answering::Stateless,
-                    Arc::new(Session::new()),
+                    state.no_session.clone(),
                     accepts,
                     Vec::new(),
                 )
-                .await
+                .await;
             }
-            RequestEra::Handshake if request.method == lifecycle::INITIALIZE => initialize(state, request).await,
-            RequestEra::Handshake => match handshake_session(state, headers) {
+            if request.method == lifecycle::INITIALIZE {
+                return initialize(state, request).await;
+            }
+            match handshake_session(state, headers) {
                 Err(response) => *response,
                 Ok((session, live)) => {
                     answer(state, request, Answering::Handshake(live), session, accepts, Vec::new()).await
                 }
-            },
-        },
+            }
+        }
         Message::Notification(notification) => {
             if is_stateless_notification(&notification) {
                 // 2026-07-28 defines no client notifications over HTTP
@@ -153,6 +159,35 @@ async fn single(state: &Arc<AppState>, headers: &HeaderMap, accepts: Accepts, me
             }
         },
     }
+}
+
+/// The checks of a 2026-07-28 request before it reaches the server, in the
+/// order that gives each failure its own error: required `_meta` fields
+/// (-32602), header and body versions equal (-32020), a supported version
+/// (-32022), the routing headers (-32020).
+fn check_stateless_request(
+    state: &AppState,
+    headers: &HeaderMap,
+    request: &toolport_protocol::Request,
+) -> Result<(), ErrorObject> {
+    let params = request.params.as_ref();
+    let version = headers::body_version(params)?;
+    headers::check_stateless(headers, &request.method, params, version)?;
+    if !version
+        .parse::<ProtocolVersion>()
+        .is_ok_and(|v| v.era() == Era::Stateless && state.server.supports(v))
+    {
+        return Err(state.server.unsupported_version(version));
+    }
+    if request.method == toolport_protocol::tools::CALL
+        && let Some(tool) = params
+            .and_then(|p| p.get("name"))
+            .and_then(|n| n.as_str())
+            .and_then(|n| state.server.tools().get(n))
+    {
+        headers::check_params(headers, tool.header_params(), params.and_then(|p| p.get("arguments")))?;
+    }
+    Ok(())
 }
 
 fn is_stateless_notification(notification: &Notification) -> bool {

@@ -6,7 +6,9 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http::HeaderMap;
 use serde_json::Value;
+use toolport_protocol::meta::keys;
 use toolport_protocol::{ErrorCode, ErrorObject};
+use toolport_server::schema::{HeaderParam, HeaderParamKind};
 
 /// `MCP-Protocol-Version`.
 pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
@@ -49,6 +51,63 @@ fn mismatch(why: impl Into<String>) -> ErrorObject {
 /// The protocol version header, if present.
 pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<&str>, ErrorObject> {
     value(headers, PROTOCOL_VERSION)
+}
+
+/// The `io.modelcontextprotocol/protocolVersion` of a request's `_meta`, or
+/// the -32602 error when `_meta` lacks a field 2026-07-28 requires.
+pub(crate) fn body_version(params: Option<&Value>) -> Result<&str, ErrorObject> {
+    let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
+    let version = meta.and_then(|m| m.get(keys::PROTOCOL_VERSION)).and_then(Value::as_str);
+    let capabilities = meta.and_then(|m| m.get(keys::CLIENT_CAPABILITIES));
+    let missing = match (version, capabilities) {
+        (Some(v), Some(_)) => return Ok(v),
+        (None, _) => keys::PROTOCOL_VERSION,
+        (_, None) => keys::CLIENT_CAPABILITIES,
+    };
+    Err(ErrorObject::invalid_params(format!(
+        "_meta is missing {missing} (required by protocol version 2026-07-28)"
+    )))
+}
+
+/// Checks an `Mcp-Param-{Name}` header for each `x-mcp-header` argument: a
+/// value in the body needs its header, equal once decoded (integers compare
+/// as numbers).
+pub(crate) fn check_params(
+    headers: &HeaderMap,
+    params: &[HeaderParam],
+    arguments: Option<&Value>,
+) -> Result<(), ErrorObject> {
+    for param in params {
+        let value = arguments
+            .and_then(|a| param.path.iter().try_fold(a, |v, key| v.get(key)))
+            .filter(|v| !v.is_null());
+        let Some(value) = value else { continue };
+        let header = format!("mcp-param-{}", param.name.to_ascii_lowercase());
+        let Some(raw) = self::value(headers, &header)? else {
+            return Err(mismatch(format!(
+                "Mcp-Param-{} is required: the arguments carry {}",
+                param.name,
+                param.path.join(".")
+            )));
+        };
+        let decoded = decode(raw)?;
+        let equal = match (param.kind, value) {
+            (HeaderParamKind::String, Value::String(s)) => &decoded == s,
+            (HeaderParamKind::Integer, Value::Number(n)) => {
+                decoded.parse::<i64>().ok().is_some_and(|h| Some(h) == n.as_i64())
+            }
+            (HeaderParamKind::Boolean, Value::Bool(b)) => decoded == if *b { "true" } else { "false" },
+            _ => false,
+        };
+        if !equal {
+            return Err(mismatch(format!(
+                "Mcp-Param-{} {decoded:?} differs from the argument {}",
+                param.name,
+                param.path.join(".")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Checks a 2026-07-28 request's headers against its body.
@@ -113,6 +172,57 @@ mod tests {
             h.insert(*k, HeaderValue::from_str(v).unwrap());
         }
         h
+    }
+
+    #[test]
+    fn param_headers_must_match_the_arguments() {
+        let params = [
+            HeaderParam {
+                name: "Region".into(),
+                path: vec!["region".into()],
+                kind: HeaderParamKind::String,
+            },
+            HeaderParam {
+                name: "N".into(),
+                path: vec!["o".into(), "n".into()],
+                kind: HeaderParamKind::Integer,
+            },
+        ];
+        let args = json!({"region": "Hello", "o": {"n": 42}});
+        let ok = |pairs: &[(&'static str, &str)]| check_params(&headers(pairs), &params, Some(&args));
+        assert_eq!(
+            ok(&[("mcp-param-region", "=?base64?SGVsbG8=?="), ("mcp-param-n", "42")]),
+            Ok(())
+        );
+        assert_eq!(ok(&[("mcp-param-region", "Hello"), ("mcp-param-n", " 42 ")]), Ok(()));
+        for bad in [
+            &[("mcp-param-region", "=?base64?SGVsbG8?="), ("mcp-param-n", "42")][..],
+            &[("mcp-param-region", "=?base64?SGVs!!!bG8=?="), ("mcp-param-n", "42")],
+            &[("mcp-param-region", "Hello")],
+            &[("mcp-param-region", "hello"), ("mcp-param-n", "42")],
+            &[("mcp-param-region", "Hello"), ("mcp-param-n", "42.0")],
+        ] {
+            assert_eq!(ok(bad).unwrap_err().code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
+        }
+        // Literal values that only look like the sentinel are compared as they are.
+        let literal = json!({"region": "=?base64?SGVsbG8="});
+        assert_eq!(
+            check_params(
+                &headers(&[("mcp-param-region", "=?base64?SGVsbG8=")]),
+                &params[..1],
+                Some(&literal)
+            ),
+            Ok(())
+        );
+        // No value in the body: no header needed.
+        assert_eq!(
+            check_params(&headers(&[]), &params, Some(&json!({"region": null}))),
+            Ok(())
+        );
+        assert_eq!(
+            body_version(Some(&json!({}))).unwrap_err().code,
+            ErrorCode::INVALID_PARAMS
+        );
     }
 
     #[test]

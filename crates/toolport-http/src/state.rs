@@ -20,6 +20,9 @@ pub(crate) struct AppState {
     pub(crate) sessions: Arc<dyn SessionStore>,
     pub(crate) events: Arc<dyn EventStore>,
     live: Mutex<HashMap<String, Arc<LiveSession>>>,
+    /// The (unused) session of 2026-07-28 requests, shared so that no
+    /// request allocates one.
+    pub(crate) no_session: Arc<Session>,
     /// Fires on shutdown.
     pub(crate) shutdown: CancellationToken,
 }
@@ -37,6 +40,7 @@ impl AppState {
             sessions,
             events,
             live: Mutex::default(),
+            no_session: Arc::default(),
             shutdown: CancellationToken::new(),
         })
     }

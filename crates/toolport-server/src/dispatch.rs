@@ -106,6 +106,22 @@ impl Server {
     /// Answers one request. Every failure is a JSON-RPC error object; a
     /// tool's own failure is an `isError` result inside `Ok`.
     pub async fn handle(&self, request: Request, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
+        self.handle_in_era(request, call, false).await
+    }
+
+    /// Answers a request the transport already knows to be of the stateless
+    /// era (HTTP: its `MCP-Protocol-Version` header says 2026-07-28), so a
+    /// missing `_meta` is -32602 rather than a handshake-era request.
+    pub async fn handle_stateless(&self, request: Request, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
+        self.handle_in_era(request, call, true).await
+    }
+
+    async fn handle_in_era(
+        &self,
+        request: Request,
+        call: CallContext,
+        stateless: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
         let Request { id, method, params } = request;
         let mut params = match params {
             None => Map::new(),
@@ -114,11 +130,9 @@ impl Server {
         };
         let meta: RequestMeta = match params.remove("_meta") {
             None => RequestMeta::default(),
-            Some(meta) => {
-                serde_json::from_value(meta).map_err(|e| ErrorObject::invalid_params(format!("_meta: {e}")))?
-            }
+            Some(meta) => RequestMeta::from_value(meta).map_err(ErrorObject::invalid_params)?,
         };
-        if meta.is_stateless() || is_stateless_only(&method) {
+        if stateless || meta.is_stateless() || is_stateless_only(&method) {
             let scope = self.stateless_scope(id, method, meta, call)?;
             self.route(scope, params).await
         } else {

@@ -26,7 +26,9 @@ use crate::server::Server;
 
 /// What MRTR brought with a retried request.
 struct Continuation {
-    binding: StateBinding,
+    /// What a sealed state is bound to; 2026-07-28 only (the handshake era
+    /// has no MRTR, and skips hashing the arguments).
+    binding: Option<StateBinding>,
     responses: BTreeMap<String, Value>,
     state: Option<Value>,
 }
@@ -281,21 +283,23 @@ impl Server {
         input_responses: Option<InputResponses>,
         request_state: Option<String>,
     ) -> Result<Continuation, ErrorObject> {
-        let principal = scope.call.principal.as_ref().map(|p| p.subject.as_str());
-        let binding = StateBinding::new(&scope.method, target, arguments, principal);
         let mut continuation = Continuation {
-            binding,
+            binding: None,
             responses: BTreeMap::new(),
             state: None,
         };
         if !scope.stateless() {
             return Ok(continuation);
         }
+        let principal = scope.call.principal.as_ref().map(|p| p.subject.as_str());
+        let binding = continuation
+            .binding
+            .insert(StateBinding::new(&scope.method, target, arguments, principal));
         if let Some(sealed) = request_state {
             let StatePayload { responses, state } = self
                 .inner
                 .sealer
-                .open(&sealed, &continuation.binding)
+                .open(&sealed, binding)
                 .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
             continuation.responses = responses;
             continuation.state = state;
@@ -342,13 +346,14 @@ impl Server {
         cx: &RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
         match error {
-            ToolError::InputRequired(required) if scope.stateless() => {
+            ToolError::InputRequired(required) if continuation.binding.is_some() => {
+                let binding = continuation.binding.as_ref().expect("checked");
                 // Seal every answer gathered so far, so the next run sees them all.
                 let body = StatePayload {
                     responses: cx.responses().clone(),
                     state: required.state,
                 };
-                let sealed = self.inner.sealer.seal(&continuation.binding, body);
+                let sealed = self.inner.sealer.seal(binding, body);
                 let result = InputRequiredResult {
                     input_requests: (!required.requests.is_empty()).then_some(required.requests),
                     request_state: Some(sealed),

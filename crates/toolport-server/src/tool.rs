@@ -43,7 +43,7 @@ use toolport_protocol::tools::{CallToolResult, Tool, ToolAnnotations};
 
 use crate::context::RequestContext;
 use crate::error::ToolError;
-use crate::schema::{ArgumentValidator, schema_for};
+use crate::schema::{ArgumentValidator, HeaderParam, header_params, schema_for};
 
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -56,6 +56,7 @@ type ErasedToolFn = Arc<dyn Fn(RequestContext, Value) -> BoxFuture<Result<CallTo
 pub struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) validator: Option<Arc<ArgumentValidator>>,
+    pub(crate) header_params: Arc<[HeaderParam]>,
     pub(crate) handler: ErasedToolFn,
     pub(crate) error: Option<String>,
 }
@@ -72,6 +73,11 @@ impl ToolEntry {
     /// The definition `tools/list` shows.
     pub fn definition(&self) -> &Tool {
         &self.tool
+    }
+
+    /// The arguments mirrored into `Mcp-Param-*` HTTP headers.
+    pub fn header_params(&self) -> &[HeaderParam] {
+        &self.header_params
     }
 
     /// Runs the tool: validates the arguments, then calls the handler.
@@ -138,30 +144,9 @@ impl ToolBuilder {
         H: ToolHandler<M>,
     {
         let mut tool = self.tool;
-        let mut error = validate_name(&tool.name).err();
         tool.input_schema = H::input_schema();
         tool.output_schema = H::output_schema();
-        if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
-            error.get_or_insert_with(|| {
-                format!(
-                    "tool {:?}: the argument type must be a struct (inputSchema type \"object\")",
-                    tool.name
-                )
-            });
-        }
-        let validator = match ArgumentValidator::new(&tool.input_schema) {
-            Ok(v) => Some(Arc::new(v)),
-            Err(e) => {
-                error.get_or_insert_with(|| format!("tool {:?}: {e}", tool.name));
-                None
-            }
-        };
-        ToolEntry {
-            tool,
-            validator,
-            handler: handler.into_erased(),
-            error,
-        }
+        ToolEntry::assemble(tool, handler.into_erased())
     }
 
     /// A tool from an existing definition (for example one a gateway learned
@@ -172,22 +157,40 @@ impl ToolBuilder {
         F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
     {
-        let mut error = validate_name(&definition.name).err();
-        let validator = match ArgumentValidator::new(&definition.input_schema) {
-            Ok(v) => Some(Arc::new(v)),
-            Err(e) => {
-                error = Some(format!("tool {:?}: {e}", definition.name));
-                None
-            }
-        };
         let handler = Arc::new(handler);
-        ToolEntry {
-            tool: definition,
-            validator,
-            handler: Arc::new(move |cx, args| {
+        ToolEntry::assemble(
+            definition,
+            Arc::new(move |cx, args| {
                 let handler = handler.clone();
                 Box::pin(async move { handler(cx, args).await })
             }),
+        )
+    }
+}
+
+impl ToolEntry {
+    /// Checks a definition once, when it is made: its name, its input schema
+    /// (an object schema that compiles) and its `x-mcp-header` annotations.
+    fn assemble(tool: Tool, handler: ErasedToolFn) -> ToolEntry {
+        let name = tool.name.clone();
+        let mut error = validate_name(&name).err();
+        if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            error.get_or_insert_with(|| {
+                format!("tool {name:?}: inputSchema must have type \"object\" (arguments are a struct)")
+            });
+        }
+        let validator = ArgumentValidator::new(&tool.input_schema)
+            .map_err(|e| error.get_or_insert_with(|| format!("tool {name:?}: {e}")).clone())
+            .ok()
+            .map(Arc::new);
+        let header_params = header_params(&tool.input_schema)
+            .map_err(|e| error.get_or_insert_with(|| format!("tool {name:?}: {e}")).clone())
+            .unwrap_or_default();
+        ToolEntry {
+            tool,
+            validator,
+            header_params: header_params.into(),
+            handler,
             error,
         }
     }

@@ -29,6 +29,7 @@ use crate::body::McpBody;
 use crate::config::ResponseMode;
 use crate::guard::Accepts;
 use crate::live::{LiveSession, event_id};
+use crate::outbox::Outbox;
 use crate::reply::{self, HttpResponse};
 use crate::sse::{self, SseBody};
 use crate::state::AppState;
@@ -36,7 +37,7 @@ use crate::state::AppState;
 /// Where a request's messages to the client go until its answer is sent.
 #[derive(Debug)]
 struct RequestChannel {
-    tx: mpsc::Sender<Message>,
+    tx: Arc<Outbox>,
     /// Handshake era: the session whose client answers our requests.
     live: Option<Arc<LiveSession>>,
 }
@@ -116,6 +117,16 @@ impl Drop for InFlightGuard {
     }
 }
 
+/// Closes the outbox when the answer is done, so a handler still sending
+/// (from a task of its own) learns that nobody reads.
+struct CloseOnDrop(Arc<Outbox>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 type Work = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Box<RawValue>, ErrorObject>> + Send>>;
 
 /// Answers one request.
@@ -150,10 +161,14 @@ pub(crate) async fn answer(
         }
         None => None,
     };
-    let (tx, mut rx) = mpsc::channel(state.config.stream_buffer);
+    let outbox = Arc::new(Outbox::new(state.config.stream_buffer));
+    let closer = CloseOnDrop(outbox.clone());
     let call = CallContext {
         session,
-        channel: Arc::new(RequestChannel { tx, live: live.clone() }),
+        channel: Arc::new(RequestChannel {
+            tx: outbox.clone(),
+            live: live.clone(),
+        }),
         cancel: cancel.clone(),
         principal: None,
     };
@@ -174,7 +189,7 @@ pub(crate) async fn answer(
     let first = loop {
         tokio::select! {
             biased;
-            Some(message) = rx.recv() => {
+            message = outbox.recv() => {
                 if accepts.sse {
                     break Some(message);
                 }
@@ -192,12 +207,14 @@ pub(crate) async fn answer(
         }
     };
     match answering {
-        Answering::Stateless => stream_stateless(state, id, work, rx, first, cancel),
-        Answering::Handshake(Some(live)) => stream_handshake(state, live, id, work, rx, first, guard, extra_headers),
+        Answering::Stateless => stream_stateless(state, id, work, closer, first, cancel),
+        Answering::Handshake(Some(live)) => {
+            stream_handshake(state, live, id, work, closer, first, guard, extra_headers)
+        }
         Answering::Handshake(None) => {
             // Without a session there is nothing to resume: stream like 2026-07-28,
             // but a dropped stream does not cancel.
-            let mut response = stream_stateless(state, id, work, rx, first, CancellationToken::new());
+            let mut response = stream_stateless(state, id, work, closer, first, CancellationToken::new());
             response.headers_mut().extend(extra_headers);
             response
         }
@@ -220,7 +237,9 @@ fn json_answer(
             reply::error(status, Some(id), error)
         }
     };
-    response.headers_mut().extend(extra_headers);
+    if !extra_headers.is_empty() {
+        response.headers_mut().extend(extra_headers);
+    }
     response
 }
 
@@ -250,7 +269,7 @@ fn stream_stateless(
     state: &Arc<AppState>,
     id: RequestId,
     mut work: Work,
-    mut rx: mpsc::Receiver<Message>,
+    outbox: CloseOnDrop,
     first: Option<Message>,
     cancel: CancellationToken,
 ) -> HttpResponse {
@@ -263,14 +282,14 @@ fn stream_stateless(
         loop {
             tokio::select! {
                 biased;
-                Some(message) = rx.recv() => {
+                message = outbox.0.recv() => {
                     if body_tx.send(frame(&message)).await.is_err() {
                         break;
                     }
                 }
                 outcome = &mut work => {
                     // Anything sent before the answer goes first.
-                    while let Ok(message) = rx.try_recv() {
+                    while let Some(message) = outbox.0.try_recv() {
                         let _ = body_tx.send(frame(&message)).await;
                     }
                     let _ = body_tx.send(frame(&final_message(id, outcome))).await;
@@ -293,7 +312,7 @@ fn stream_handshake(
     live: Arc<LiveSession>,
     id: RequestId,
     mut work: Work,
-    mut rx: mpsc::Receiver<Message>,
+    outbox: CloseOnDrop,
     first: Option<Message>,
     guard: Option<InFlightGuard>,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
@@ -311,9 +330,9 @@ fn stream_handshake(
         loop {
             tokio::select! {
                 biased;
-                Some(message) = rx.recv() => live.emit(stream_id, &stream, &message),
+                message = outbox.0.recv() => live.emit(stream_id, &stream, &message),
                 outcome = &mut work => {
-                    while let Ok(message) = rx.try_recv() {
+                    while let Some(message) = outbox.0.try_recv() {
                         live.emit(stream_id, &stream, &message);
                     }
                     live.emit(stream_id, &stream, &final_message(id, outcome));

@@ -53,7 +53,8 @@ fn header_is_stateless(headers: &HeaderMap) -> bool {
 }
 
 async fn post(state: &Arc<AppState>, request: Request<Incoming>) -> HttpResponse {
-    let headers = request.headers().clone();
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
     if let Err(rejection) = guard::check_content_type(&headers) {
         return rejected(&rejection);
     }
@@ -63,10 +64,7 @@ async fn post(state: &Arc<AppState>, request: Request<Incoming>) -> HttpResponse
             "Accept must list application/json and text/event-stream",
         ));
     }
-    let body = match Limited::new(request.into_body(), state.config.max_body_bytes)
-        .collect()
-        .await
-    {
+    let body = match Limited::new(body, state.config.max_body_bytes).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
             let why = format!(

@@ -38,7 +38,11 @@ impl Rejection {
 const LOOPBACK_NAMES: &[&str] = &["localhost", "127.0.0.1", "[::1]", "::1"];
 
 fn is_loopback_name(host: &str) -> bool {
-    LOOPBACK_NAMES.contains(&host) || host.ends_with(".localhost")
+    LOOPBACK_NAMES.iter().any(|n| n.eq_ignore_ascii_case(host))
+        || host.len() > 10
+            && host
+                .get(host.len() - 10..)
+                .is_some_and(|tail| tail.eq_ignore_ascii_case(".localhost"))
 }
 
 /// `host[:port]` → `host`, keeping `[v6]` brackets.
@@ -60,10 +64,10 @@ pub(crate) fn check_origin_and_host(headers: &HeaderMap, config: &HttpConfig) ->
         }
     }
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    let name = strip_port(host).to_ascii_lowercase();
+    let name = strip_port(host);
     let allowed = match &config.allowed_hosts {
-        Some(list) => list.iter().any(|h| h == "*" || h.eq_ignore_ascii_case(&name)),
-        None if config.bind.ip().is_loopback() => is_loopback_name(&name),
+        Some(list) => list.iter().any(|h| h == "*" || h.eq_ignore_ascii_case(name)),
+        None if config.bind.ip().is_loopback() => is_loopback_name(name),
         None => true,
     };
     if allowed {
@@ -107,15 +111,15 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
     };
     let values = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
     for range in values.flat_map(|v| v.split(',')) {
-        let media = range.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        match media.as_str() {
-            "application/json" | "application/*" => accepts.json = true,
-            "text/event-stream" | "text/*" => accepts.sse = true,
-            "*/*" => {
-                accepts.json = true;
-                accepts.sse = true;
-            }
-            _ => {}
+        let media = range.split(';').next().unwrap_or("").trim();
+        let is = |name: &str| media.eq_ignore_ascii_case(name);
+        if is("application/json") || is("application/*") {
+            accepts.json = true;
+        } else if is("text/event-stream") || is("text/*") {
+            accepts.sse = true;
+        } else if is("*/*") {
+            accepts.json = true;
+            accepts.sse = true;
         }
     }
     accepts

@@ -22,6 +22,7 @@ mod endpoint;
 pub mod guard;
 pub mod headers;
 mod live;
+mod outbox;
 mod reply;
 mod serve;
 mod sse;

@@ -61,8 +61,8 @@ pub struct RequestContext {
 pub(crate) struct ContextInner {
     pub(crate) id: RequestId,
     pub(crate) version: ProtocolVersion,
-    pub(crate) client_capabilities: ClientCapabilities,
-    pub(crate) client_info: Option<Implementation>,
+    pub(crate) client_capabilities: Arc<ClientCapabilities>,
+    pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) principal: Option<Principal>,
     pub(crate) cancel: CancellationToken,
     pub(crate) progress_token: Option<ProgressToken>,
@@ -74,7 +74,7 @@ pub(crate) struct ContextInner {
     /// 2026-07-28: the handler's own state from `requestState`.
     pub(crate) state: Option<Value>,
     /// Every `_meta` key the protocol does not define (trace context, idempotency keys...).
-    pub(crate) meta: Meta,
+    pub(crate) meta: Arc<Meta>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -113,7 +113,7 @@ impl RequestContext {
 
     /// The client's name and version, when it said.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.client_info.as_ref()
+        self.inner.client_info.as_deref()
     }
 
     /// The authenticated caller; `None` without authentication.

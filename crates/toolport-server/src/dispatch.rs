@@ -46,11 +46,11 @@ pub(crate) struct Scope {
     pub(crate) id: RequestId,
     pub(crate) method: String,
     pub(crate) version: ProtocolVersion,
-    pub(crate) client_capabilities: ClientCapabilities,
-    pub(crate) client_info: Option<Implementation>,
+    pub(crate) client_capabilities: Arc<ClientCapabilities>,
+    pub(crate) client_info: Option<Arc<Implementation>>,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) log_level: Option<LoggingLevel>,
-    pub(crate) meta: Meta,
+    pub(crate) meta: Arc<Meta>,
     pub(crate) call: CallContext,
 }
 
@@ -58,6 +58,12 @@ impl Scope {
     pub(crate) fn stateless(&self) -> bool {
         self.version.era() == Era::Stateless
     }
+}
+
+/// A handshake-era request answered on the spot, or on its way to `route`.
+enum Routed {
+    Answered(Box<RawValue>),
+    Scope(Scope),
 }
 
 /// Methods 2026-07-28 removed; a modern request for them is "not found".
@@ -132,12 +138,17 @@ impl Server {
             None => RequestMeta::default(),
             Some(meta) => RequestMeta::from_value(meta).map_err(ErrorObject::invalid_params)?,
         };
-        if stateless || meta.is_stateless() || is_stateless_only(&method) {
-            let scope = self.stateless_scope(id, method, meta, call)?;
-            self.route(scope, params).await
+        let scope = if stateless || meta.is_stateless() || is_stateless_only(&method) {
+            self.stateless_scope(id, method, meta, call)?
         } else {
-            self.handshake(id, method, params, meta, call).await
-        }
+            match self.handshake_scope(id, method, &params, meta, call)? {
+                Routed::Answered(result) => return Ok(result),
+                Routed::Scope(scope) => scope,
+            }
+        };
+        // One await, whichever the era: keeps this future (and every
+        // request's allocation) small.
+        self.route(scope, params).await
     }
 
     fn stateless_scope(
@@ -176,12 +187,12 @@ impl Server {
             id,
             method,
             version,
-            client_capabilities,
-            client_info,
+            client_capabilities: Arc::new(client_capabilities),
+            client_info: client_info.map(Arc::new),
             progress_token,
             // 2026-07-28: no log messages unless this request asked for them.
             log_level,
-            meta: other,
+            meta: Arc::new(other),
             call,
         })
     }
@@ -202,55 +213,57 @@ impl Server {
         .with_data(json!({ "supported": supported, "requested": requested }))
     }
 
-    async fn handshake(
+    /// A handshake-era request: answered here (the session's own methods),
+    /// or turned into a scope for the methods both eras share.
+    fn handshake_scope(
         &self,
         id: RequestId,
         method: String,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         meta: RequestMeta,
         call: CallContext,
-    ) -> Result<Box<RawValue>, ErrorObject> {
+    ) -> Result<Routed, ErrorObject> {
         match method.as_str() {
-            lifecycle::INITIALIZE => return self.initialize(params, &call.session),
-            lifecycle::PING => return encode(&EmptyResult::default()),
+            lifecycle::INITIALIZE => return self.initialize(params.clone(), &call.session).map(Routed::Answered),
+            lifecycle::PING => return encode(&EmptyResult::default()).map(Routed::Answered),
             _ => {}
         }
-        let Some(negotiated) = call.session.negotiated().cloned() else {
+        let Some((version, client_capabilities, client_info)) = call.session.client() else {
             return Err(ErrorObject::invalid_request(format!(
                 "{method} before initialize: send `initialize` first, or use protocol version 2026-07-28 with its request _meta"
             )));
         };
         match method.as_str() {
             logging::SET_LEVEL => {
-                let p: SetLevelRequestParams = parse(params)?;
+                let p: SetLevelRequestParams = parse(params.clone())?;
                 call.session.set_log_level(p.level);
-                return encode(&EmptyResult::default());
+                return encode(&EmptyResult::default()).map(Routed::Answered);
             }
             resources::SUBSCRIBE | resources::UNSUBSCRIBE => {
-                let p: ReadResourceRequestParams = parse(params)?;
+                let p: ReadResourceRequestParams = parse(params.clone())?;
                 if method == resources::SUBSCRIBE {
                     call.session.subscribe(&p.uri);
                 } else {
                     call.session.unsubscribe(&p.uri);
                 }
-                return encode(&EmptyResult::default());
+                return encode(&EmptyResult::default()).map(Routed::Answered);
             }
             _ => {}
         }
         let scope = Scope {
             id,
             method,
-            version: negotiated.version,
-            client_capabilities: negotiated.client_capabilities,
-            client_info: Some(negotiated.client_info),
+            version,
+            client_capabilities,
+            client_info: Some(client_info),
             progress_token: meta.progress_token,
             // Without logging/setLevel every level is sent, as the reference
             // servers do; the client filters with setLevel.
             log_level: Some(call.session.log_level().unwrap_or(LoggingLevel::Debug)),
-            meta: meta.other,
+            meta: Arc::new(meta.other),
             call,
         };
-        self.route(scope, params).await
+        Ok(Routed::Scope(scope))
     }
 
     fn initialize(&self, params: Map<String, Value>, session: &Session) -> Result<Box<RawValue>, ErrorObject> {
@@ -330,10 +343,6 @@ impl Server {
     ) -> Result<Box<RawValue>, ErrorObject> {
         if scope.stateless() {
             result.result_type_mut().get_or_insert(ResultType::Complete);
-            result
-                .meta_mut()
-                .get_or_insert_with(Meta::new)
-                .insert(keys::SERVER_INFO.to_owned(), self.inner.info_value.clone());
             let hints = if scope.method == resources::READ {
                 self.inner.options.read_cache
             } else {
@@ -343,9 +352,37 @@ impl Server {
                 ttl.get_or_insert(hints.ttl_ms);
                 cache_scope.get_or_insert(hints.scope);
             }
+            match result.meta_mut() {
+                // The usual case: `_meta` is only the server's identity,
+                // written from its pre-serialized form.
+                None => {
+                    let meta = ServerInfoMeta {
+                        server_info: &self.inner.info_raw,
+                    };
+                    return encode(&WithMeta { result: &result, meta });
+                }
+                Some(meta) => {
+                    meta.insert(keys::SERVER_INFO.to_owned(), self.inner.info_value.clone());
+                }
+            }
         }
         encode(&result)
     }
+}
+
+/// A result and the `_meta` it lacks, serialized as one object.
+#[derive(Serialize)]
+struct WithMeta<'a, R> {
+    #[serde(flatten)]
+    result: &'a R,
+    #[serde(rename = "_meta")]
+    meta: ServerInfoMeta<'a>,
+}
+
+#[derive(Serialize)]
+struct ServerInfoMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    server_info: &'a RawValue,
 }
 
 /// Reads typed params; a mismatch is -32602 with serde's reason.

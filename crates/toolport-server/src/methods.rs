@@ -26,11 +26,33 @@ use crate::server::Server;
 
 /// What MRTR brought with a retried request.
 struct Continuation {
-    /// What a sealed state is bound to; 2026-07-28 only (the handshake era
-    /// has no MRTR, and skips hashing the arguments).
-    binding: Option<StateBinding>,
+    /// What a sealed state would be bound to; 2026-07-28 only (the handshake
+    /// era has no MRTR). Hashing the arguments waits until a state is opened
+    /// or sealed: most calls do neither.
+    binding: Option<LazyBinding>,
     responses: BTreeMap<String, Value>,
     state: Option<Value>,
+}
+
+struct LazyBinding {
+    method: String,
+    target: String,
+    arguments: Option<Value>,
+    principal: Option<String>,
+    digest: std::sync::OnceLock<StateBinding>,
+}
+
+impl LazyBinding {
+    fn get(&self) -> &StateBinding {
+        self.digest.get_or_init(|| {
+            StateBinding::new(
+                &self.method,
+                &self.target,
+                self.arguments.as_ref(),
+                self.principal.as_deref(),
+            )
+        })
+    }
 }
 
 /// How a handler run ended, before it is shaped for the wire.
@@ -291,15 +313,18 @@ impl Server {
         if !scope.stateless() {
             return Ok(continuation);
         }
-        let principal = scope.call.principal.as_ref().map(|p| p.subject.as_str());
-        let binding = continuation
-            .binding
-            .insert(StateBinding::new(&scope.method, target, arguments, principal));
+        let binding = continuation.binding.insert(LazyBinding {
+            method: scope.method.clone(),
+            target: target.to_owned(),
+            arguments: arguments.cloned(),
+            principal: scope.call.principal.as_ref().map(|p| p.subject.clone()),
+            digest: std::sync::OnceLock::new(),
+        });
         if let Some(sealed) = request_state {
             let StatePayload { responses, state } = self
                 .inner
                 .sealer
-                .open(&sealed, binding)
+                .open(&sealed, binding.get())
                 .map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
             continuation.responses = responses;
             continuation.state = state;
@@ -353,7 +378,7 @@ impl Server {
                     responses: cx.responses().clone(),
                     state: required.state,
                 };
-                let sealed = self.inner.sealer.seal(binding, body);
+                let sealed = self.inner.sealer.seal(binding.get(), body);
                 let result = InputRequiredResult {
                     input_requests: (!required.requests.is_empty()).then_some(required.requests),
                     request_state: Some(sealed),

@@ -76,6 +76,8 @@ pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
     /// `info` as JSON, put into every 2026-07-28 result's `_meta`.
     pub(crate) info_value: Value,
+    /// The same, serialized once.
+    pub(crate) info_raw: Box<serde_json::value::RawValue>,
     pub(crate) instructions: Option<String>,
     pub(crate) tools: Registry<ToolEntry>,
     pub(crate) resources: Registry<ResourceEntry>,
@@ -262,6 +264,7 @@ impl ServerBuilder {
         };
         let inner = ServerInner {
             info_value: serde_json::to_value(&self.info).expect("implementation info serializes"),
+            info_raw: serde_json::value::to_raw_value(&self.info).expect("implementation info serializes"),
             info: self.info,
             instructions: self.instructions,
             tools: Registry::new(events.clone()),

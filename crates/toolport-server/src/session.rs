@@ -2,11 +2,13 @@
 //! session. The stateless era has none.
 
 use std::collections::BTreeSet;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use toolport_protocol::ProtocolVersion;
 use toolport_protocol::capabilities::{ClientCapabilities, Implementation};
 use toolport_protocol::logging::LoggingLevel;
+
+type ClientView = (ProtocolVersion, Arc<ClientCapabilities>, Arc<Implementation>);
 
 /// What `initialize` settled.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -24,6 +26,8 @@ pub struct Negotiated {
 #[derive(Debug, Default)]
 pub struct Session {
     negotiated: OnceLock<Negotiated>,
+    /// The client's side of `negotiated`, shared by every request's context.
+    client: OnceLock<ClientView>,
     log_level: Mutex<Option<LoggingLevel>>,
     subscriptions: Mutex<BTreeSet<String>>,
 }
@@ -50,6 +54,24 @@ impl Session {
     /// Records the handshake; `false` if one already happened.
     pub fn set_negotiated(&self, negotiated: Negotiated) -> bool {
         self.negotiated.set(negotiated).is_ok()
+    }
+
+    /// The negotiated version and the client's capabilities and identity,
+    /// shared rather than copied into every request.
+    pub(crate) fn client(&self) -> Option<ClientView> {
+        let negotiated = self.negotiated.get()?;
+        Some(
+            self.client
+                .get_or_init(|| {
+                    let n = negotiated;
+                    (
+                        n.version,
+                        Arc::new(n.client_capabilities.clone()),
+                        Arc::new(n.client_info.clone()),
+                    )
+                })
+                .clone(),
+        )
     }
 
     /// The level set by `logging/setLevel`.

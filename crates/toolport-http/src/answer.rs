@@ -16,11 +16,11 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolport_protocol::ErrorObject;
 use toolport_protocol::jsonrpc::{
     ErrorResponse, Message, Notification, Request, RequestId, Response as RpcResponse, encode,
 };
 use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
+use toolport_protocol::{ErrorCode, ErrorObject};
 use toolport_rpc::peer::BoxFuture;
 use toolport_rpc::{PeerChannel, RpcError};
 use toolport_server::{CallContext, Session};
@@ -171,6 +171,7 @@ pub(crate) async fn answer(
         }),
         cancel: cancel.clone(),
         principal: None,
+        session_id: live.as_ref().map(|l| l.id.clone()),
     };
     let server = state.server.clone();
     let stateless = matches!(answering, Answering::Stateless);
@@ -229,6 +230,7 @@ fn json_answer(
 ) -> HttpResponse {
     let mut response = match outcome {
         Ok(result) => reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result })),
+        Err(error) if error.code == ErrorCode::OVERLOADED => reply::overloaded(Some(id), error),
         Err(error) => {
             let status = match answering {
                 Answering::Stateless => reply::stateless_status(error.code),
@@ -282,11 +284,16 @@ fn stream_stateless(
         loop {
             tokio::select! {
                 biased;
-                message = outbox.0.recv() => {
-                    if body_tx.send(frame(&message)).await.is_err() {
+                message = outbox.0.recv() => match body_tx.try_send(frame(&message)) {
+                    Ok(()) => {}
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        // A reader this far behind is cut off, never buffered without bound.
+                        crate::live::disconnected("slow_consumer");
+                        tracing::warn!("disconnected a 2026-07-28 stream whose reader does not keep up; its request is cancelled");
                         break;
                     }
-                }
+                    Err(mpsc::error::TrySendError::Closed(_)) => break,
+                },
                 outcome = &mut work => {
                     // Anything sent before the answer goes first.
                     while let Some(message) = outbox.0.try_recv() {
@@ -325,12 +332,27 @@ fn stream_handshake(
     if let Some(first) = &first {
         live.emit(stream_id, &stream, first);
     }
+    let grace = state.config.resume_grace;
     tokio::spawn(async move {
         let _guard = guard;
+        // A client that vanished (no reader, no resumption within the grace
+        // period) gets its work cancelled and the session's resources back.
+        let mut check = tokio::time::interval(grace.div_f64(4.0).max(std::time::Duration::from_millis(10)));
+        let mut orphaned_since: Option<tokio::time::Instant> = None;
         loop {
             tokio::select! {
                 biased;
                 message = outbox.0.recv() => live.emit(stream_id, &stream, &message),
+                _ = check.tick() => {
+                    if live.has_reader(&stream) {
+                        orphaned_since = None;
+                    } else if orphaned_since.get_or_insert_with(tokio::time::Instant::now).elapsed() >= grace {
+                        crate::live::disconnected("client_gone");
+                        tracing::info!(session = %live.id, "cancelled a request whose client went away and did not resume");
+                        live.finish(stream_id, &stream);
+                        return;
+                    }
+                }
                 outcome = &mut work => {
                     while let Some(message) = outbox.0.try_recv() {
                         live.emit(stream_id, &stream, &message);

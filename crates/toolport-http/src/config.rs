@@ -50,6 +50,10 @@ pub struct HttpConfig {
     /// Messages buffered per answer stream; a client that reads slower than
     /// this is cut off rather than buffered without bound.
     pub stream_buffer: usize,
+    /// How long a handshake-era request whose answer stream lost its reader
+    /// keeps running, waiting for the client to resume with `Last-Event-ID`,
+    /// before it is cancelled.
+    pub resume_grace: Duration,
 }
 
 impl Default for HttpConfig {
@@ -69,6 +73,7 @@ impl Default for HttpConfig {
             events_per_stream: 1024,
             shutdown_grace: Duration::from_secs(30),
             stream_buffer: 256,
+            resume_grace: Duration::from_secs(3),
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::state::AppState;
 /// Routes one HTTP request.
 pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> HttpResponse {
     if request.uri().path() != state.config.path {
-        return reply::status(StatusCode::NOT_FOUND);
+        return operations(&state, &request);
     }
     if let Err(rejection) = guard::check_origin_and_host(request.headers(), &state.config) {
         return rejected(&rejection);
@@ -33,6 +33,35 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
         Method::GET => get(&state, request.headers()),
         Method::DELETE => delete(&state, request.headers()),
         _ => reply::method_not_allowed("GET, POST, DELETE"),
+    }
+}
+
+/// The endpoints for whoever runs the server: `/health` (the process
+/// answers), `/ready` (it takes traffic; 503 while shutting down) and
+/// `/metrics` (Prometheus text, when a recorder is installed).
+fn operations(state: &AppState, request: &Request<Incoming>) -> HttpResponse {
+    if request.method() != Method::GET {
+        return reply::status(StatusCode::NOT_FOUND);
+    }
+    let text = |status: StatusCode, body: String, content_type: &'static str| {
+        let mut response = http::Response::new(crate::body::McpBody::full(body));
+        *response.status_mut() = status;
+        response
+            .headers_mut()
+            .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        response
+    };
+    match request.uri().path() {
+        "/health" => text(StatusCode::OK, "ok\n".into(), "text/plain"),
+        "/ready" if state.shutdown.is_cancelled() => {
+            text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n".into(), "text/plain")
+        }
+        "/ready" => text(StatusCode::OK, "ready\n".into(), "text/plain"),
+        "/metrics" => match state.metrics.get() {
+            Some(render) => text(StatusCode::OK, render(), "text/plain; version=0.0.4"),
+            None => reply::status(StatusCode::NOT_FOUND),
+        },
+        _ => reply::status(StatusCode::NOT_FOUND),
     }
 }
 
@@ -230,6 +259,7 @@ async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request) 
         channel: Arc::new(NoChannel),
         cancel: Default::default(),
         principal: None,
+        session_id: None,
     };
     match state.server.handle(request, call).await {
         Err(error) => reply::error(StatusCode::OK, Some(id), error),

@@ -31,3 +31,4 @@ pub mod store;
 
 pub use config::{HttpConfig, ResponseMode};
 pub use serve::{BoundServer, HttpServer};
+pub use state::MetricsRender;

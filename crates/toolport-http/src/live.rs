@@ -83,14 +83,34 @@ impl LiveSession {
         let data = Bytes::from(encode(message));
         let mut live = stream.live.lock().unwrap_or_else(|p| p.into_inner());
         let seq = self.events.append(&self.id, stream_id, data.clone());
-        if let Some(tx) = live.as_ref()
-            && tx
-                .try_send(sse::event(Some(&event_id(stream_id, seq)), None, &data))
-                .is_err()
-        {
-            tracing::debug!(session = %self.id, stream = stream_id, "stream reader gone or too slow; detached");
-            *live = None;
+        if let Some(tx) = live.as_ref() {
+            match tx.try_send(sse::event(Some(&event_id(stream_id, seq)), None, &data)) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    disconnected("slow_consumer");
+                    tracing::warn!(
+                        session = %self.id,
+                        stream = stream_id,
+                        "disconnected an SSE reader that does not keep up; it may resume from its last event id"
+                    );
+                    *live = None;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    tracing::debug!(session = %self.id, stream = stream_id, "stream reader gone");
+                    *live = None;
+                }
+            }
         }
+    }
+
+    /// Whether someone reads this stream now.
+    pub(crate) fn has_reader(&self, stream: &StreamState) -> bool {
+        stream
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|tx| !tx.is_closed())
     }
 
     /// Ends a POST stream: its reader's body ends once drained.
@@ -161,6 +181,11 @@ pub(crate) enum AttachError {
     Unknown,
     /// The standalone stream already has a reader.
     Busy,
+}
+
+/// Counts a stream cut off on our side, by reason.
+pub(crate) fn disconnected(reason: &'static str) {
+    metrics::counter!("toolport_stream_disconnects_total", "reason" => reason).increment(1);
 }
 
 /// Event ids encode the stream, so a resumption finds its stream

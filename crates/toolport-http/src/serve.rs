@@ -59,6 +59,13 @@ impl HttpServer {
         }
     }
 
+    /// Serves Prometheus metrics at `/metrics`, rendered by `render` (for
+    /// example a `metrics-exporter-prometheus` handle's `render`).
+    pub fn metrics(self, render: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        let _ = self.state.metrics.set(Arc::new(render));
+        self
+    }
+
     /// Binds the listening socket.
     pub async fn bind(self) -> std::io::Result<BoundServer> {
         let listener = TcpListener::bind(self.state.config.bind).await?;

@@ -2,7 +2,7 @@
 //! and the sessions live on this machine.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -25,7 +25,12 @@ pub(crate) struct AppState {
     pub(crate) no_session: Arc<Session>,
     /// Fires on shutdown.
     pub(crate) shutdown: CancellationToken,
+    /// Renders the Prometheus metrics, when a recorder is installed.
+    pub(crate) metrics: OnceLock<MetricsRender>,
 }
+
+/// Renders metrics as Prometheus text.
+pub type MetricsRender = Arc<dyn Fn() -> String + Send + Sync>;
 
 impl AppState {
     pub(crate) fn new(
@@ -41,6 +46,7 @@ impl AppState {
             events,
             live: Mutex::default(),
             no_session: Arc::default(),
+            metrics: OnceLock::new(),
             shutdown: CancellationToken::new(),
         })
     }
@@ -57,6 +63,7 @@ impl AppState {
         let live = LiveSession::new(id.clone(), session, self.events.clone());
         tokio::spawn(forward_changes(self.server.clone(), live.clone()));
         self.live().insert(id.clone(), live);
+        self.count_sessions();
         Some(id)
     }
 
@@ -83,7 +90,12 @@ impl AppState {
         if let Some(live) = self.live().remove(id) {
             live.close();
         }
+        self.count_sessions();
         existed
+    }
+
+    fn count_sessions(&self) {
+        metrics::gauge!("toolport_sessions").set(self.sessions.len() as f64);
     }
 
     /// Ends the sessions idle for longer than the configured timeout.
@@ -93,6 +105,9 @@ impl AppState {
             if let Some(live) = self.live().remove(id) {
                 live.close();
             }
+        }
+        if !expired.is_empty() {
+            self.count_sessions();
         }
         expired.len()
     }

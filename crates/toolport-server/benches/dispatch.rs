@@ -67,6 +67,7 @@ fn bench(c: &mut Criterion) {
         channel: Arc::new(NullChannel),
         cancel: CancellationToken::new(),
         principal: None,
+        session_id: None,
     };
     let mut group = c.benchmark_group("tools_call");
     group.bench_function("floor: decode + encode only", |b| {

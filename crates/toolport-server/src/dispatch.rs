@@ -22,6 +22,7 @@ use toolport_protocol::resources::{self, ReadResourceRequestParams};
 use toolport_protocol::result::{EmptyResult, McpResult, ResultType};
 use toolport_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion, completion, prompts, subscriptions, tools};
 use toolport_rpc::PeerChannel;
+use tracing::Instrument;
 
 use crate::context::Principal;
 use crate::server::Server;
@@ -38,6 +39,8 @@ pub struct CallContext {
     pub cancel: CancellationToken,
     /// The authenticated caller, if any.
     pub principal: Option<Principal>,
+    /// The handshake-era HTTP session id, for the audit stream.
+    pub session_id: Option<String>,
 }
 
 /// Everything a method handler needs to know about its request.
@@ -63,7 +66,7 @@ impl Scope {
 /// A handshake-era request answered on the spot, or on its way to `route`.
 enum Routed {
     Answered(Box<RawValue>),
-    Scope(Scope),
+    Scope(Box<Scope>),
 }
 
 /// Methods 2026-07-28 removed; a modern request for them is "not found".
@@ -112,14 +115,45 @@ impl Server {
     /// Answers one request. Every failure is a JSON-RPC error object; a
     /// tool's own failure is an `isError` result inside `Ok`.
     pub async fn handle(&self, request: Request, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
-        self.handle_in_era(request, call, false).await
+        self.observed(request, call, false).await
     }
 
     /// Answers a request the transport already knows to be of the stateless
     /// era (HTTP: its `MCP-Protocol-Version` header says 2026-07-28), so a
     /// missing `_meta` is -32602 rather than a handshake-era request.
     pub async fn handle_stateless(&self, request: Request, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
-        self.handle_in_era(request, call, true).await
+        self.observed(request, call, true).await
+    }
+
+    /// One request inside its tracing span, counted and timed for the metrics.
+    async fn observed(
+        &self,
+        request: Request,
+        call: CallContext,
+        stateless: bool,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let method = known_method(&request.method);
+        let span = tracing::debug_span!(
+            "mcp.request",
+            method = %request.method,
+            request_id = %request.id,
+            session = call.session_id.as_deref().unwrap_or(""),
+            tool = tracing::field::Empty,
+            trace_id = tracing::field::Empty,
+        );
+        let started = std::time::Instant::now();
+        let in_flight = metrics::gauge!("toolport_requests_in_flight");
+        in_flight.increment(1.0);
+        let outcome = self.handle_in_era(request, call, stateless).instrument(span).await;
+        in_flight.decrement(1.0);
+        let code = match &outcome {
+            Ok(_) => "ok".to_owned(),
+            Err(e) => e.code.to_string(),
+        };
+        metrics::counter!("toolport_requests_total", "method" => method, "outcome" => code).increment(1);
+        metrics::histogram!("toolport_request_duration_seconds", "method" => method)
+            .record(started.elapsed().as_secs_f64());
+        outcome
     }
 
     async fn handle_in_era(
@@ -143,7 +177,7 @@ impl Server {
         } else {
             match self.handshake_scope(id, method, &params, meta, call)? {
                 Routed::Answered(result) => return Ok(result),
-                Routed::Scope(scope) => scope,
+                Routed::Scope(scope) => *scope,
             }
         };
         // One await, whichever the era: keeps this future (and every
@@ -263,7 +297,7 @@ impl Server {
             meta: Arc::new(meta.other),
             call,
         };
-        Ok(Routed::Scope(scope))
+        Ok(Routed::Scope(Box::new(scope)))
     }
 
     fn initialize(&self, params: Map<String, Value>, session: &Session) -> Result<Box<RawValue>, ErrorObject> {
@@ -383,6 +417,29 @@ struct WithMeta<'a, R> {
 struct ServerInfoMeta<'a> {
     #[serde(rename = "io.modelcontextprotocol/serverInfo")]
     server_info: &'a RawValue,
+}
+
+/// The method as a metrics label: known methods by name, anything else as
+/// `other`, so a client cannot grow the label set without bound.
+fn known_method(method: &str) -> &'static str {
+    const KNOWN: &[&str] = &[
+        lifecycle::INITIALIZE,
+        lifecycle::PING,
+        lifecycle::DISCOVER,
+        logging::SET_LEVEL,
+        tools::LIST,
+        tools::CALL,
+        resources::LIST,
+        resources::TEMPLATES_LIST,
+        resources::READ,
+        resources::SUBSCRIBE,
+        resources::UNSUBSCRIBE,
+        prompts::LIST,
+        prompts::GET,
+        completion::COMPLETE,
+        subscriptions::LISTEN,
+    ];
+    KNOWN.iter().copied().find(|m| *m == method).unwrap_or("other")
 }
 
 /// Reads typed params; a mismatch is -32602 with serde's reason.

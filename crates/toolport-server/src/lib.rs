@@ -28,6 +28,7 @@
 //! }
 //! ```
 
+pub mod audit;
 pub mod completion;
 mod context;
 mod dispatch;
@@ -36,6 +37,7 @@ mod events;
 mod input;
 mod listen;
 mod methods;
+pub mod policy;
 mod prompt;
 mod registry;
 mod resource;

@@ -16,11 +16,13 @@ use toolport_protocol::result::ResultType;
 use toolport_protocol::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams};
 use toolport_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 
+use crate::audit::{AuditRecord, now_rfc3339};
 use crate::completion::MAX_COMPLETIONS;
 use crate::context::{ContextInner, RequestContext};
 use crate::dispatch::{Scope, parse};
 use crate::error::{ResourceError, ToolError};
 use crate::input::{StateBinding, StatePayload};
+use crate::policy::CallFacts;
 use crate::resource::ResourceRequest;
 use crate::server::Server;
 
@@ -103,7 +105,27 @@ impl Server {
         let arguments = Value::Object(p.arguments.unwrap_or_default());
         let continuation = self.continuation(scope, &p.name, Some(&arguments), p.input_responses, p.request_state)?;
         let cx = self.context(scope, &continuation);
-        let ended = self.run(scope, entry.call(cx.clone(), arguments)).await;
+        let span = tracing::Span::current();
+        span.record("tool", p.name.as_str());
+        if let Some(trace) = trace_id(&scope.meta) {
+            span.record("trace_id", trace.as_str());
+        }
+        let started = std::time::Instant::now();
+        let policies = &self.inner.policies;
+        let keyed = policies.keyed(&scope.meta);
+        let digest_of = keyed.then(|| arguments.clone());
+        let audited = self.inner.audit.as_ref().map(|_| arguments.clone());
+        let principal = scope.call.principal.as_ref().map(|p| p.subject.as_str());
+        let facts = CallFacts {
+            tool: &p.name,
+            principal,
+            meta: &scope.meta,
+            arguments: digest_of.as_ref(),
+        };
+        let ended = self
+            .run(scope, policies.run(facts, entry.call(cx.clone(), arguments)))
+            .await;
+        self.account(scope, &p.name, started, &ended, audited);
         let mut result = match ended {
             Ended::Done(result) => result,
             Ended::Failed(ToolError::Failed(message) | ToolError::InvalidArguments(message)) => {
@@ -295,6 +317,49 @@ impl Server {
         )
     }
 
+    /// Metrics and the audit record of one tool call.
+    fn account(
+        &self,
+        scope: &Scope,
+        tool: &str,
+        started: std::time::Instant,
+        ended: &Ended<CallToolResult>,
+        arguments: Option<Value>,
+    ) {
+        let outcome = match ended {
+            Ended::Done(r) if r.is_error == Some(true) => "tool_error".to_owned(),
+            Ended::Done(_) => "ok".to_owned(),
+            Ended::Failed(ToolError::Failed(_) | ToolError::InvalidArguments(_)) => "tool_error".to_owned(),
+            Ended::Failed(ToolError::InputRequired(_)) => "input_required".to_owned(),
+            Ended::Failed(ToolError::Cancelled) => "cancelled".to_owned(),
+            Ended::Failed(ToolError::MissingCapability(_)) => "error -32021".to_owned(),
+            Ended::Failed(ToolError::Protocol(e)) => format!("error {}", e.code),
+        };
+        let elapsed = started.elapsed();
+        let label = if outcome.starts_with("error") {
+            "error"
+        } else {
+            outcome.as_str()
+        };
+        metrics::counter!("toolport_tool_calls_total", "tool" => tool.to_owned(), "outcome" => label.to_owned())
+            .increment(1);
+        metrics::histogram!("toolport_tool_call_duration_seconds", "tool" => tool.to_owned())
+            .record(elapsed.as_secs_f64());
+        if let (Some(audit), Some(arguments)) = (&self.inner.audit, arguments) {
+            audit.record(AuditRecord {
+                time: now_rfc3339(),
+                principal: scope.call.principal.as_ref().map(|p| p.subject.clone()),
+                session: scope.call.session_id.clone(),
+                request_id: serde_json::to_value(&scope.id).unwrap_or(Value::Null),
+                tool: tool.to_owned(),
+                arguments,
+                outcome,
+                duration_ms: elapsed.as_millis() as u64,
+                trace_id: trace_id(&scope.meta),
+            });
+        }
+    }
+
     /// Opens the `requestState` and gathers `inputResponses` of a 2026-07-28
     /// retry. Handshake-era requests carry neither.
     fn continuation(
@@ -396,6 +461,15 @@ impl Server {
             ToolError::Failed(message) | ToolError::InvalidArguments(message) => Err(ErrorObject::internal(message)),
         }
     }
+}
+
+/// The trace id of a W3C `traceparent` in `_meta` (`00-<trace id>-<span id>-<flags>`).
+pub(crate) fn trace_id(meta: &toolport_protocol::meta::Meta) -> Option<String> {
+    let parent = meta.get(toolport_protocol::meta::keys::TRACEPARENT)?.as_str()?;
+    let mut parts = parent.split('-');
+    let (_version, trace) = (parts.next()?, parts.next()?);
+    (trace.len() == 32 && trace.bytes().all(|b| b.is_ascii_hexdigit()) && trace != "0".repeat(32))
+        .then(|| trace.to_owned())
 }
 
 /// "Resource not found": -32002 in the handshake era, -32602 from 2026-07-28 on.

@@ -45,6 +45,7 @@ impl Service for ServerConnection {
             channel: self.channel.clone(),
             cancel: cx.cancel,
             principal: None,
+            session_id: None,
         };
         self.server.handle(request, call).await
     }

@@ -11,8 +11,10 @@ use toolport_protocol::ProtocolVersion;
 use toolport_protocol::capabilities::{Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities};
 use toolport_protocol::result::CacheScope;
 
+use crate::audit::AuditLog;
 use crate::events::{self, ServerEvent};
 use crate::input::StateSealer;
+use crate::policy::{Policies, PolicyConfig};
 use crate::prompt::PromptEntry;
 use crate::registry::{DefinitionError, Registry};
 use crate::resource::{ResourceEntry, TemplateEntry};
@@ -88,6 +90,10 @@ pub(crate) struct ServerInner {
     pub(crate) options: ServerOptions,
     /// Fires on shutdown: long-lived requests (listen) end with a result.
     pub(crate) shutdown: CancellationToken,
+    /// Limits, deadlines and idempotency around tool calls.
+    pub(crate) policies: Policies,
+    /// Where tool calls are recorded, if anywhere.
+    pub(crate) audit: Option<AuditLog>,
 }
 
 impl fmt::Debug for Server {
@@ -110,6 +116,8 @@ pub struct ServerBuilder {
     prompts: Vec<PromptEntry>,
     options: ServerOptions,
     state_key: Option<[u8; 32]>,
+    policies: PolicyConfig,
+    audit: Option<AuditLog>,
 }
 
 impl Server {
@@ -124,6 +132,8 @@ impl Server {
             prompts: Vec::new(),
             options: ServerOptions::default(),
             state_key: None,
+            policies: PolicyConfig::default(),
+            audit: None,
         }
     }
 
@@ -254,6 +264,18 @@ impl ServerBuilder {
         self
     }
 
+    /// Limits, deadlines, rate limits and idempotency keys for tool calls.
+    pub fn policies(mut self, policies: PolicyConfig) -> Self {
+        self.policies = policies;
+        self
+    }
+
+    /// Records every tool call in an audit stream.
+    pub fn audit(mut self, audit: AuditLog) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
     /// Builds the server, or names the first definition that is invalid.
     pub fn build(self) -> Result<Server, DefinitionError> {
         let events = events::channel();
@@ -275,6 +297,8 @@ impl ServerBuilder {
             sealer,
             options: self.options,
             shutdown: CancellationToken::new(),
+            policies: Policies::new(self.policies),
+            audit: self.audit,
         };
         for t in self.tools {
             inner.tools.insert(t)?;

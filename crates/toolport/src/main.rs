@@ -1,11 +1,12 @@
 //! `toolport`: serve MCP, and talk to MCP servers.
 
-use toolport::demo;
+mod serve;
 
-use anyhow::Result;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
-use toolport_http::{HttpConfig, HttpServer};
-use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
 #[command(
@@ -20,82 +21,74 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the demo tools, resources and prompts.
-    Serve {
-        /// Serve on stdin/stdout (one JSON-RPC message per line) instead of HTTP.
-        #[arg(long)]
-        stdio: bool,
-        /// Where to listen for HTTP.
-        #[arg(long, default_value = "127.0.0.1:8080", env = "TOOLPORT_BIND")]
-        bind: std::net::SocketAddr,
-        /// The path of the MCP endpoint.
-        #[arg(long, default_value = "/mcp")]
-        path: String,
-        /// Serve handshake-era requests without sessions, so any replica can answer any request.
-        #[arg(long)]
-        stateless: bool,
+    /// Serve the demo tools, resources and prompts (HTTP on 127.0.0.1:8080 by default).
+    Serve(serve::ServeArgs),
+    /// Work with configuration files.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Work with audit streams.
+    Audit {
+        #[command(subcommand)]
+        action: AuditAction,
     },
 }
 
-fn main() -> Result<()> {
-    let cli = Cli::parse();
-    // Logs go to stderr: on stdio, stdout carries nothing but MCP messages.
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_env("TOOLPORT_LOG").unwrap_or_else(|_| EnvFilter::new("warn")))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    match cli.command {
-        Command::Serve {
-            stdio,
-            bind,
-            path,
-            stateless,
-        } => runtime.block_on(serve(stdio, bind, path, stateless)),
-    }
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Checks a configuration file (with the environment applied) and prints the result.
+    Check {
+        /// The TOML file.
+        file: PathBuf,
+    },
 }
 
-async fn serve(stdio: bool, bind: std::net::SocketAddr, path: String, stateless: bool) -> Result<()> {
-    let server = demo::server();
-    if stdio {
-        server.serve_stdio().await;
-        return Ok(());
-    }
-    let config = HttpConfig {
-        bind,
-        path,
-        sessions: !stateless,
-        ..HttpConfig::default()
-    };
-    let path = config.path.clone();
-    let bound = HttpServer::new(server, config).bind().await?;
-    let address = bound.local_addr();
-    eprintln!("toolport: serving MCP (2024-11-05 … 2026-07-28) at http://{address}{path}");
-    eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
-    bound.serve(shutdown_signal()).await?;
-    eprintln!("toolport: stopped");
-    Ok(())
+#[derive(Subcommand)]
+enum AuditAction {
+    /// Checks an audit file's hash chain; names the first record that was edited, removed or reordered.
+    Verify {
+        /// The audit file (JSON lines).
+        file: PathBuf,
+    },
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Serve(args) => serve::run(args),
+        Command::Config {
+            action: ConfigAction::Check { file },
+        } => {
+            match toolport::config::Config::load(Some(&file), std::env::vars()) {
+                Ok(config) => {
+                    // A closed pipe (`| head`) is not an error worth a panic.
+                    let effective = toml::to_string(&config).unwrap_or_default();
+                    let _ = writeln!(std::io::stdout(), "{}: ok\n{effective}", file.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("toolport: {e}");
+                    ExitCode::from(2)
+                }
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = terminate => {}
+        Command::Audit {
+            action: AuditAction::Verify { file },
+        } => {
+            let opened = std::fs::File::open(&file);
+            match opened
+                .map_err(|e| e.to_string())
+                .and_then(|f| toolport_server::audit::verify(f).map_err(|e| e.to_string()))
+            {
+                Ok(records) => {
+                    let _ = writeln!(std::io::stdout(), "{}: {records} records, chain intact", file.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("toolport: {}: {e}", file.display());
+                    ExitCode::from(1)
+                }
+            }
+        }
     }
 }

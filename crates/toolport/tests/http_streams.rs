@@ -7,33 +7,10 @@ mod support;
 use std::time::Duration;
 
 use http::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::*;
 use toolport_http::HttpConfig;
 use toolport_server::{NoArgs, tool};
-
-fn legacy_headers(session: &str) -> Vec<(&str, &str)> {
-    vec![
-        JSON,
-        ACCEPT,
-        ("mcp-protocol-version", "2025-11-25"),
-        ("mcp-session-id", session),
-    ]
-}
-
-async fn jobs(s: &TestServer) -> Value {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":"j","method":"resources/read","params":{{"uri":"demo://jobs",{MODERN_META}}}}}"#
-    );
-    let (_, _, answer) = call(
-        s.addr,
-        "POST",
-        &modern_headers("resources/read", Some("demo://jobs")),
-        &body,
-    )
-    .await;
-    serde_json::from_str(answer["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
-}
 
 #[tokio::test]
 async fn a_dropped_stream_resumes_from_last_event_id_with_nothing_lost_or_repeated() {

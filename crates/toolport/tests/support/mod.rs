@@ -199,3 +199,29 @@ pub async fn initialize(addr: SocketAddr, version: &str) -> String {
     assert_eq!(status, StatusCode::ACCEPTED);
     session
 }
+
+/// The headers of a handshake-era request on a session.
+pub fn legacy_headers(session: &str) -> Vec<(&str, &str)> {
+    vec![
+        JSON,
+        ACCEPT,
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", session),
+    ]
+}
+
+/// The demo server's `demo://jobs` counters (long_task runs started,
+/// completed, cancelled).
+pub async fn jobs(s: &TestServer) -> Value {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":"j","method":"resources/read","params":{{"uri":"demo://jobs",{MODERN_META}}}}}"#
+    );
+    let (_, _, answer) = call(
+        s.addr,
+        "POST",
+        &modern_headers("resources/read", Some("demo://jobs")),
+        &body,
+    )
+    .await;
+    serde_json::from_str(answer["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
+}

@@ -1,0 +1,126 @@
+//! Concurrency gates: at most N calls run at once; a bounded number wait,
+//! for a bounded time; the rest are refused at once with a retry hint.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use toolport_protocol::ErrorObject;
+
+use super::overloaded;
+
+/// One gate.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    what: String,
+    max: usize,
+    permits: Arc<Semaphore>,
+    waiting: AtomicUsize,
+    queue: usize,
+    wait: Duration,
+}
+
+/// Counts a caller as waiting until it gets in or gives up.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Gate {
+    pub(crate) fn new(what: impl Into<String>, max: usize, queue: usize, wait: Duration) -> Self {
+        Gate {
+            what: what.into(),
+            max,
+            permits: Arc::new(Semaphore::new(max)),
+            waiting: AtomicUsize::new(0),
+            queue,
+            wait,
+        }
+    }
+
+    /// Waits for a place; the permit holds it until dropped.
+    pub(crate) async fn enter(&self) -> Result<OwnedSemaphorePermit, ErrorObject> {
+        if let Ok(permit) = self.permits.clone().try_acquire_owned() {
+            return Ok(permit);
+        }
+        if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.queue {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            metrics::counter!("toolport_rejections_total", "reason" => "queue_full").increment(1);
+            return Err(overloaded(
+                &format!("{} is at its limit of {} and its queue is full", self.what, self.max),
+                self.wait,
+            ));
+        }
+        let _waiting = Waiting(&self.waiting);
+        let started = std::time::Instant::now();
+        let permit = tokio::time::timeout(self.wait, self.permits.clone().acquire_owned()).await;
+        metrics::histogram!("toolport_queue_wait_seconds").record(started.elapsed().as_secs_f64());
+        match permit {
+            Ok(Ok(permit)) => Ok(permit),
+            _ => {
+                metrics::counter!("toolport_rejections_total", "reason" => "queue_timeout").increment(1);
+                Err(overloaded(
+                    &format!(
+                        "{} stayed at its limit of {} for {} ms",
+                        self.what,
+                        self.max,
+                        self.wait.as_millis()
+                    ),
+                    self.wait,
+                ))
+            }
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.permits.available_permits() == self.max && self.waiting.load(Ordering::SeqCst) == 0
+    }
+}
+
+/// A gate per key (per principal), made on first use.
+#[derive(Debug)]
+pub(crate) struct KeyedGates {
+    what: &'static str,
+    max: usize,
+    queue: usize,
+    wait: Duration,
+    gates: Mutex<HashMap<String, Arc<Gate>>>,
+}
+
+/// Past this many keys, idle gates are dropped so memory stays bounded.
+const PRUNE_ABOVE: usize = 4096;
+
+impl KeyedGates {
+    pub(crate) fn new(what: &'static str, max: usize, queue: usize, wait: Duration) -> Self {
+        KeyedGates {
+            what,
+            max,
+            queue,
+            wait,
+            gates: Mutex::default(),
+        }
+    }
+
+    pub(crate) fn gate(&self, key: &str) -> Arc<Gate> {
+        let mut gates = self.gates.lock().unwrap_or_else(|p| p.into_inner());
+        if gates.len() > PRUNE_ABOVE {
+            gates.retain(|_, g| Arc::strong_count(g) > 1 || !g.idle());
+        }
+        gates
+            .entry(key.to_owned())
+            .or_insert_with(|| {
+                Arc::new(Gate::new(
+                    format!("{} {key:?}", self.what),
+                    self.max,
+                    self.queue,
+                    self.wait,
+                ))
+            })
+            .clone()
+    }
+}

@@ -1,0 +1,142 @@
+//! `toolport serve`: the configuration, the logs, the server, the transport.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use toolport::config::{Config, LogFormat, Transport};
+use toolport::demo;
+use toolport_http::HttpServer;
+use toolport_server::Server;
+use toolport_server::audit::AuditLog;
+use tracing_subscriber::EnvFilter;
+
+/// `toolport serve` options. Flags override the configuration file, which
+/// the environment overrides in turn.
+#[derive(clap::Args)]
+pub(crate) struct ServeArgs {
+    /// A TOML configuration file.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Serve on stdin/stdout (one JSON-RPC message per line) instead of HTTP.
+    #[arg(long)]
+    stdio: bool,
+    /// Where to listen for HTTP.
+    #[arg(long)]
+    bind: Option<SocketAddr>,
+    /// The path of the MCP endpoint.
+    #[arg(long)]
+    path: Option<String>,
+    /// Serve handshake-era requests without sessions, so any replica can answer any request.
+    #[arg(long)]
+    stateless: bool,
+}
+
+pub(crate) fn run(args: ServeArgs) -> ExitCode {
+    let mut config = match Config::load(args.config.as_deref(), std::env::vars()) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("toolport: configuration error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.stdio {
+        config.transport = Transport::Stdio;
+    }
+    if let Some(bind) = args.bind {
+        config.http.bind = bind.to_string();
+    }
+    if let Some(path) = args.path {
+        config.http.path = path;
+    }
+    if args.stateless {
+        config.http.sessions = false;
+    }
+    init_logs(&config);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("toolport: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("toolport: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logs(config: &Config) {
+    // Logs go to stderr: on stdio, stdout carries nothing but MCP messages.
+    // TOOLPORT_LOG, when set, wins over the configured level.
+    let filter = EnvFilter::try_from_env("TOOLPORT_LOG").unwrap_or_else(|_| EnvFilter::new(&config.log.level));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false);
+    match config.log.format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).init(),
+    }
+}
+
+async fn serve(config: Config) -> Result<()> {
+    let mut builder = demo::install(Server::builder("toolport-demo", env!("CARGO_PKG_VERSION")).title("Toolport demo"))
+        .policies(config.limits.clone());
+    if let Some(path) = &config.audit.path {
+        let audit =
+            AuditLog::open(path, config.audit.redact.clone()).with_context(|| format!("audit.path = {path:?}"))?;
+        builder = builder.audit(audit);
+    }
+    let server = builder.build()?;
+    if config.transport == Transport::Stdio {
+        server.serve_stdio().await;
+        return Ok(());
+    }
+    let http = config.http_config();
+    let path = http.path.clone();
+    let mut transport = HttpServer::new(server, http);
+    if config.metrics.enabled {
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .install_recorder()
+            .context("cannot install the metrics recorder")?;
+        transport = transport.metrics(move || recorder.render());
+    }
+    let bound = transport
+        .bind()
+        .await
+        .with_context(|| format!("cannot listen on {}", config.http.bind))?;
+    let address = bound.local_addr();
+    eprintln!("toolport: serving MCP (2024-11-05 … 2026-07-28) at http://{address}{path}");
+    eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
+    eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
+    bound.serve(shutdown_signal()).await?;
+    eprintln!("toolport: stopped");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = terminate => {}
+    }
+}

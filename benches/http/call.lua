@@ -12,7 +12,7 @@ local meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
 request = function()
   counter = counter + 1
   local headers = { ["Content-Type"] = "application/json" }
-  local params = '{"name":"echo","arguments":{"text":"hello from the mcp peer benchmark"}'
+  local params = '{"name":"echo","arguments":{"message":"hello from the mcp peer benchmark"}'
   if mode == "legacy-sse" then
     headers["Accept"] = "text/event-stream"
     headers["Mcp-Session-Id"] = session

@@ -23,7 +23,7 @@ async fn echo(request: Request<hyper::body::Incoming>) -> Result<Response<Full<B
         .map(|b| b.to_bytes())
         .unwrap_or_default();
     let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let text = message["params"]["arguments"]["text"].as_str().unwrap_or_default();
+    let text = message["params"]["arguments"]["message"].as_str().unwrap_or_default();
     let answer =
         json!({"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": text}]}});
     let mut response = Response::new(Full::new(Bytes::from(serde_json::to_vec(&answer).unwrap_or_default())));

@@ -325,10 +325,18 @@ fn invalid_settings_name_the_key_the_value_and_what_would_work() {
             .contains("expected a number of calls per second above 0"),
         "{error}"
     );
-    let zero = PolicyConfig {
-        deadline_ms: 0,
-        ..PolicyConfig::default()
-    };
-    assert_eq!(zero.validate("limits").unwrap_err().key, "limits.deadline_ms");
+    let mut zero = PolicyConfig::default();
+    zero.tools.insert(
+        "x".into(),
+        ToolPolicyConfig {
+            max_concurrent: Some(0),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        zero.validate("limits").unwrap_err().key,
+        "limits.tools.x.max_concurrent"
+    );
+    assert_eq!(PolicyConfig::none().validate("limits"), Ok(()));
     assert_eq!(PolicyConfig::default().validate("limits"), Ok(()));
 }

@@ -1,5 +1,6 @@
 //! `toolport`: serve MCP, and talk to MCP servers.
 
+mod bench;
 mod serve;
 
 use std::io::Write;
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Serve the demo tools, resources and prompts (HTTP on 127.0.0.1:8080 by default).
     Serve(serve::ServeArgs),
+    /// Load-test any MCP server: a concurrency sweep of calls to one tool.
+    Bench(bench::BenchArgs),
     /// Work with configuration files.
     Config {
         #[command(subcommand)]
@@ -56,6 +59,19 @@ enum AuditAction {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .expect("a tokio runtime");
+            match runtime.block_on(bench::run(args)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("toolport bench: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Config {
             action: ConfigAction::Check { file },
         } => {

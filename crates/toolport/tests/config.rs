@@ -107,11 +107,11 @@ fn every_bad_setting_names_its_key_value_and_what_was_expected() {
             "at least 1 second",
         ),
         (
-            "[limits.tools.search]\ndeadline_ms = 0",
+            "[limits.tools.search]\nmax_concurrent = 0",
             &[],
-            "limits.tools.search.deadline_ms",
+            "limits.tools.search.max_concurrent",
             "0",
-            "at least 1 ms",
+            "at least 1",
         ),
         (
             "[limits]\nrate_per_principal = { per_second = 0, burst = 1 }",

@@ -44,7 +44,7 @@ pub struct RateConfig {
 pub struct ToolPolicyConfig {
     /// Calls of this tool running at once.
     pub max_concurrent: Option<usize>,
-    /// How long one call may run, in milliseconds.
+    /// How long one call may run, in milliseconds; 0 for no deadline.
     pub deadline_ms: Option<u64>,
     /// Calls of this tool per second, all callers together.
     pub rate: Option<RateConfig>,
@@ -85,7 +85,8 @@ pub struct PolicyConfig {
     pub queue: usize,
     /// How long a call may wait for a place, in milliseconds.
     pub queue_timeout_ms: u64,
-    /// How long any call may run, in milliseconds, unless its tool says otherwise.
+    /// How long any call may run, in milliseconds, unless its tool says
+    /// otherwise; 0 for no deadline.
     pub deadline_ms: u64,
     /// Calls per second per principal.
     pub rate_per_principal: Option<RateConfig>,
@@ -123,6 +124,18 @@ pub struct InvalidSetting {
 }
 
 impl PolicyConfig {
+    /// No policy at all: no limits, no deadline, no idempotency keys.
+    pub fn none() -> Self {
+        PolicyConfig {
+            deadline_ms: 0,
+            idempotency: IdempotencyConfig {
+                enabled: false,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
     /// Checks what serde cannot: positive rates, sane timeouts. `prefix` is
     /// where these settings sit in the file, for the messages.
     pub fn validate(&self, prefix: &str) -> Result<(), InvalidSetting> {
@@ -144,9 +157,6 @@ impl PolicyConfig {
             }
             Ok(())
         };
-        if self.deadline_ms == 0 {
-            return Err(bad("deadline_ms", "0".into(), "a deadline of at least 1 ms"));
-        }
         if let Some(rate) = &self.rate_per_principal {
             check_rate("rate_per_principal", rate)?;
         }
@@ -305,6 +315,13 @@ impl Policies {
             .get(facts.tool)
             .and_then(|t| t.deadline_ms)
             .unwrap_or(self.config.deadline_ms);
+        if deadline_ms == 0 {
+            let outcome = call.await;
+            if let (Some(guard), Ok(result)) = (claim, &outcome) {
+                guard.complete(result);
+            }
+            return outcome;
+        }
         let deadline = Duration::from_millis(deadline_ms);
         let outcome = match tokio::time::timeout(deadline, call).await {
             Ok(outcome) => outcome,

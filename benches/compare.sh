@@ -15,7 +15,8 @@ ROUNDS=${2:-3}
 OUT=${OUT:-target/bench-compare}
 mkdir -p "$OUT"
 cargo build --release -q -p toolport -p toolport-http --example echo_server
-(cd benches/peers/rmcp-echo && CARGO_TARGET_DIR=../../../target/peers cargo build --release -q)
+PEERS_TARGET=${PEERS_TARGET:-$PWD/target/peers}
+(cd benches/peers/rmcp-echo && CARGO_TARGET_DIR=$PEERS_TARGET cargo build --release -q)
 TS_SDK="$PWD/.ci/npm/sdk/node_modules/@modelcontextprotocol/sdk/dist/esm"
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
@@ -24,7 +25,7 @@ start target/release/examples/echo_server 127.0.0.1:19401 off stateless
 start target/release/examples/echo_server 127.0.0.1:19402 on stateless
 start .venv/bin/python benches/peers/python_echo.py 19403
 TS_SDK=$TS_SDK start node benches/peers/ts_echo.mjs 19404
-start target/peers/release/rmcp-echo 19405
+start "$PEERS_TARGET/release/rmcp-echo" 19405
 declare -A url=(
   [toolport]=http://127.0.0.1:19401/mcp [toolport-layers-on]=http://127.0.0.1:19402/mcp
   [python-sdk]=http://127.0.0.1:19403/mcp [typescript-sdk]=http://127.0.0.1:19404/mcp [rmcp]=http://127.0.0.1:19405/mcp

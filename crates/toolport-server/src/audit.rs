@@ -8,8 +8,8 @@
 use std::fs::OpenOptions;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
-use std::sync::mpsc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -42,15 +42,35 @@ pub struct AuditRecord {
 /// Where audit records go.
 #[derive(Debug)]
 pub struct AuditLog {
-    tx: mpsc::SyncSender<Entry>,
+    queue: Arc<Queue>,
     redact: Vec<String>,
 }
 
-#[derive(Debug)]
-enum Entry {
-    Record(Box<AuditRecord>),
-    Sync(mpsc::SyncSender<()>),
+/// Records waiting for the writer. The writer wakes on a short timer rather
+/// than on every record: at thousands of calls per second, waking a thread
+/// per record costs more than writing it.
+#[derive(Debug, Default)]
+struct Queue {
+    state: Mutex<Pending>,
+    /// Wakes the writer early (a full queue, a sync, shutdown).
+    wake: Condvar,
+    /// Wakes callers waiting for room or for a sync.
+    written: Condvar,
 }
+
+#[derive(Debug, Default)]
+struct Pending {
+    records: Vec<AuditRecord>,
+    /// Records accepted so far, and records written and flushed so far.
+    accepted: u64,
+    flushed: u64,
+    closed: bool,
+}
+
+/// Most records waiting at once; a caller beyond it waits for the writer.
+const QUEUE_LIMIT: usize = 8192;
+/// How often the writer looks for records when not woken.
+const WRITE_INTERVAL: Duration = Duration::from_millis(5);
 
 const REDACTED: &str = "[redacted]";
 /// The `prev` of the first record.
@@ -76,13 +96,14 @@ impl AuditLog {
     }
 
     fn from_writer(out: Box<dyn Write + Send>, prev: String, redact: Vec<String>) -> AuditLog {
-        let (tx, rx) = mpsc::sync_channel(4096);
+        let queue = Arc::new(Queue::default());
+        let writer = queue.clone();
         std::thread::Builder::new()
             .name("toolport-audit".into())
-            .spawn(move || write_records(BufWriter::new(out), prev, rx))
+            .spawn(move || write_records(BufWriter::new(out), prev, &writer))
             .expect("spawn the audit writer");
         AuditLog {
-            tx,
+            queue,
             redact: redact.into_iter().map(|f| f.to_ascii_lowercase()).collect(),
         }
     }
@@ -90,72 +111,117 @@ impl AuditLog {
     /// Queues a record (its arguments redacted first).
     pub fn record(&self, mut record: AuditRecord) {
         redact(&mut record.arguments, &self.redact);
-        if self.tx.send(Entry::Record(Box::new(record))).is_err() {
-            tracing::error!("the audit writer has stopped; a record was lost");
+        let mut state = self.queue.state.lock().unwrap_or_else(|p| p.into_inner());
+        while state.records.len() >= QUEUE_LIMIT && !state.closed {
+            self.queue.wake.notify_one();
+            state = self.queue.written.wait(state).unwrap_or_else(|p| p.into_inner());
         }
+        state.records.push(record);
+        state.accepted += 1;
     }
 
     /// Waits until every record queued so far is written and flushed.
     pub fn sync(&self) {
-        let (tx, rx) = mpsc::sync_channel(1);
-        if self.tx.send(Entry::Sync(tx)).is_ok() {
-            let _ = rx.recv();
+        let mut state = self.queue.state.lock().unwrap_or_else(|p| p.into_inner());
+        let target = state.accepted;
+        self.queue.wake.notify_one();
+        while state.flushed < target && !state.closed {
+            state = self.queue.written.wait(state).unwrap_or_else(|p| p.into_inner());
         }
     }
 }
 
-fn write_records(mut out: BufWriter<Box<dyn Write + Send>>, mut prev: String, rx: mpsc::Receiver<Entry>) {
-    let mut pending_flush = false;
+impl Drop for AuditLog {
+    fn drop(&mut self) {
+        // Write what is queued, then let the writer end.
+        self.sync();
+        self.queue.state.lock().unwrap_or_else(|p| p.into_inner()).closed = true;
+        self.queue.wake.notify_one();
+    }
+}
+
+fn write_records(mut out: BufWriter<Box<dyn Write + Send>>, mut prev: String, queue: &Queue) {
     loop {
-        let entry = if pending_flush {
-            match rx.try_recv() {
-                Ok(entry) => entry,
-                Err(_) => {
-                    let _ = out.flush();
-                    pending_flush = false;
-                    continue;
-                }
-            }
-        } else {
-            match rx.recv() {
-                Ok(entry) => entry,
-                Err(_) => break,
-            }
+        let (batch, closed) = {
+            let state = queue.state.lock().unwrap_or_else(|p| p.into_inner());
+            let (mut state, _) = queue
+                .wake
+                .wait_timeout_while(state, WRITE_INTERVAL, |s| s.records.is_empty() && !s.closed)
+                .unwrap_or_else(|p| p.into_inner());
+            (std::mem::take(&mut state.records), state.closed)
         };
-        match entry {
-            Entry::Record(record) => {
-                let line = chain(&record, &prev);
-                prev = line.1;
-                if let Err(e) = writeln!(out, "{}", line.0) {
-                    tracing::error!(error = %e, "the audit record could not be written");
-                }
-                pending_flush = true;
-            }
-            Entry::Sync(done) => {
-                let _ = out.flush();
-                pending_flush = false;
-                let _ = done.send(());
+        for record in &batch {
+            let (line, hash) = chain(record, &prev);
+            prev = hash;
+            if let Err(e) = writeln!(out, "{line}") {
+                tracing::error!(error = %e, "an audit record could not be written");
             }
         }
+        if !batch.is_empty() {
+            if let Err(e) = out.flush() {
+                tracing::error!(error = %e, "the audit stream could not be flushed");
+            }
+            let mut state = queue.state.lock().unwrap_or_else(|p| p.into_inner());
+            state.flushed += batch.len() as u64;
+            queue.written.notify_all();
+        }
+        if closed {
+            return;
+        }
     }
-    let _ = out.flush();
 }
 
-/// The line for a record and its hash: sha256 of the record with `prev`,
-/// serialized with sorted keys (serde_json's map order), before `hash` is added.
+/// The record as it is hashed: its fields and `prev`, in alphabetical
+/// order, which is exactly how [`verify`] re-serializes a line (serde_json's
+/// maps are sorted), so no intermediate `Value` is needed here.
+#[derive(Serialize)]
+struct Chained<'a> {
+    arguments: &'a Value,
+    duration_ms: u64,
+    outcome: &'a str,
+    prev: &'a str,
+    principal: &'a Option<String>,
+    request_id: &'a Value,
+    session: &'a Option<String>,
+    time: &'a str,
+    tool: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_id: &'a Option<String>,
+}
+
+/// The line for a record and its hash: sha256 of the record with `prev`, then
+/// `hash` added.
 fn chain(record: &AuditRecord, prev: &str) -> (String, String) {
-    let mut map = match serde_json::to_value(record) {
-        Ok(Value::Object(map)) => map,
-        _ => Map::new(),
+    let chained = Chained {
+        arguments: &record.arguments,
+        duration_ms: record.duration_ms,
+        outcome: &record.outcome,
+        prev,
+        principal: &record.principal,
+        request_id: &record.request_id,
+        session: &record.session,
+        time: &record.time,
+        tool: &record.tool,
+        trace_id: &record.trace_id,
     };
-    map.insert("prev".into(), Value::String(prev.to_owned()));
-    let hash = hex(&Sha256::digest(serde_json::to_vec(&map).unwrap_or_default()));
-    map.insert("hash".into(), Value::String(hash.clone()));
-    (Value::Object(map).to_string(), hash)
+    let mut line = serde_json::to_string(&chained).unwrap_or_default();
+    let hash = hex(&Sha256::digest(line.as_bytes()));
+    // The line ends with `}`: add the hash as the last member.
+    line.pop();
+    line.push_str(",\"hash\":\"");
+    line.push_str(&hash);
+    line.push_str("\"}");
+    (line, hash)
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 15)] as char);
+    }
+    out
 }
 
 fn redact(value: &mut Value, fields: &[String]) {
@@ -259,7 +325,24 @@ pub(crate) fn now_rfc3339() -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+    // Written digit by digit: this runs for every audited call.
+    let mut out = String::with_capacity(24);
+    let mut digits = |value: u64, width: u32, then: char| {
+        for power in (0..width).rev() {
+            out.push(char::from(b'0' + (value / 10u64.pow(power) % 10) as u8));
+        }
+        if then != '\0' {
+            out.push(then);
+        }
+    };
+    digits(year.clamp(0, 9999) as u64, 4, '-');
+    digits(month as u64, 2, '-');
+    digits(day as u64, 2, 'T');
+    digits(h, 2, ':');
+    digits(m, 2, ':');
+    digits(s, 2, '.');
+    digits(u64::from(millis), 3, 'Z');
+    out
 }
 
 #[cfg(test)]
@@ -336,5 +419,9 @@ mod tests {
         let now = now_rfc3339();
         assert_eq!(now.len(), 24, "{now}");
         assert!(now.starts_with("20") && now.ends_with('Z'));
+        assert_eq!(&now[4..5], "-");
+        assert_eq!(&now[10..11], "T");
+        assert_eq!(&now[19..20], ".");
+        assert_eq!(hex(&[0x00, 0xab, 0xff]), "00abff");
     }
 }

@@ -142,17 +142,19 @@ impl Server {
             trace_id = tracing::field::Empty,
         );
         let started = std::time::Instant::now();
-        let in_flight = metrics::gauge!("toolport_requests_in_flight");
-        in_flight.increment(1.0);
+        let handles = self.inner.method_metrics.get_or_init(MethodMetrics::all);
+        handles.in_flight.increment(1.0);
         let outcome = self.handle_in_era(request, call, stateless).instrument(span).await;
-        in_flight.decrement(1.0);
-        let code = match &outcome {
-            Ok(_) => "ok".to_owned(),
-            Err(e) => e.code.to_string(),
-        };
-        metrics::counter!("toolport_requests_total", "method" => method, "outcome" => code).increment(1);
-        metrics::histogram!("toolport_request_duration_seconds", "method" => method)
-            .record(started.elapsed().as_secs_f64());
+        handles.in_flight.decrement(1.0);
+        let of_method = handles.of(method);
+        match &outcome {
+            Ok(_) => of_method.ok.increment(1),
+            Err(e) => {
+                metrics::counter!("toolport_requests_total", "method" => method, "outcome" => error_label(e.code))
+                    .increment(1)
+            }
+        }
+        of_method.duration.record(started.elapsed().as_secs_f64());
         outcome
     }
 
@@ -419,27 +421,84 @@ struct ServerInfoMeta<'a> {
     server_info: &'a RawValue,
 }
 
+/// The metric handles of every method, registered once: a request then
+/// neither builds labels nor looks them up (errors, rarer, still do).
+#[derive(Debug)]
+pub(crate) struct MethodMetrics {
+    in_flight: metrics::Gauge,
+    by_method: Vec<(&'static str, OneMethod)>,
+}
+
+#[derive(Debug)]
+struct OneMethod {
+    ok: metrics::Counter,
+    duration: metrics::Histogram,
+}
+
+impl MethodMetrics {
+    fn all() -> Self {
+        let one = |method: &'static str| OneMethod {
+            ok: metrics::counter!("toolport_requests_total", "method" => method, "outcome" => "ok"),
+            duration: metrics::histogram!("toolport_request_duration_seconds", "method" => method),
+        };
+        MethodMetrics {
+            in_flight: metrics::gauge!("toolport_requests_in_flight"),
+            by_method: KNOWN_METHODS
+                .iter()
+                .chain(["other"].iter())
+                .map(|m| (*m, one(m)))
+                .collect(),
+        }
+    }
+
+    fn of(&self, method: &str) -> &OneMethod {
+        let found = self.by_method.iter().find(|(m, _)| *m == method);
+        &found
+            .unwrap_or_else(|| self.by_method.last().expect("other is always there"))
+            .1
+    }
+}
+
+const KNOWN_METHODS: &[&str] = &[
+    lifecycle::INITIALIZE,
+    lifecycle::PING,
+    lifecycle::DISCOVER,
+    logging::SET_LEVEL,
+    tools::LIST,
+    tools::CALL,
+    resources::LIST,
+    resources::TEMPLATES_LIST,
+    resources::READ,
+    resources::SUBSCRIBE,
+    resources::UNSUBSCRIBE,
+    prompts::LIST,
+    prompts::GET,
+    completion::COMPLETE,
+    subscriptions::LISTEN,
+];
+
 /// The method as a metrics label: known methods by name, anything else as
 /// `other`, so a client cannot grow the label set without bound.
 fn known_method(method: &str) -> &'static str {
-    const KNOWN: &[&str] = &[
-        lifecycle::INITIALIZE,
-        lifecycle::PING,
-        lifecycle::DISCOVER,
-        logging::SET_LEVEL,
-        tools::LIST,
-        tools::CALL,
-        resources::LIST,
-        resources::TEMPLATES_LIST,
-        resources::READ,
-        resources::SUBSCRIBE,
-        resources::UNSUBSCRIBE,
-        prompts::LIST,
-        prompts::GET,
-        completion::COMPLETE,
-        subscriptions::LISTEN,
-    ];
-    KNOWN.iter().copied().find(|m| *m == method).unwrap_or("other")
+    KNOWN_METHODS.iter().copied().find(|m| *m == method).unwrap_or("other")
+}
+
+/// An error code as a metrics label, without allocating.
+fn error_label(code: ErrorCode) -> &'static str {
+    match code.0 {
+        -32700 => "-32700",
+        -32600 => "-32600",
+        -32601 => "-32601",
+        -32602 => "-32602",
+        -32603 => "-32603",
+        -32001 => "-32001",
+        -32002 => "-32002",
+        -32010 => "-32010",
+        -32020 => "-32020",
+        -32021 => "-32021",
+        -32022 => "-32022",
+        _ => "other",
+    }
 }
 
 /// Reads typed params; a mismatch is -32602 with serde's reason.

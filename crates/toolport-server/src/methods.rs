@@ -341,10 +341,9 @@ impl Server {
         } else {
             outcome.as_str()
         };
-        metrics::counter!("toolport_tool_calls_total", "tool" => tool.to_owned(), "outcome" => label.to_owned())
-            .increment(1);
-        metrics::histogram!("toolport_tool_call_duration_seconds", "tool" => tool.to_owned())
-            .record(elapsed.as_secs_f64());
+        if let Some(entry) = self.inner.tools.get(tool) {
+            entry.metrics().record(label, elapsed);
+        }
         if let (Some(audit), Some(arguments)) = (&self.inner.audit, arguments) {
             audit.record(AuditRecord {
                 time: now_rfc3339(),

@@ -94,6 +94,8 @@ pub(crate) struct ServerInner {
     pub(crate) policies: Policies,
     /// Where tool calls are recorded, if anywhere.
     pub(crate) audit: Option<AuditLog>,
+    /// Metric handles per method, registered on first use.
+    pub(crate) method_metrics: std::sync::OnceLock<crate::dispatch::MethodMetrics>,
 }
 
 impl fmt::Debug for Server {
@@ -299,6 +301,7 @@ impl ServerBuilder {
             shutdown: CancellationToken::new(),
             policies: Policies::new(self.policies),
             audit: self.audit,
+            method_metrics: std::sync::OnceLock::new(),
         };
         for t in self.tools {
             inner.tools.insert(t)?;

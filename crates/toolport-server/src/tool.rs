@@ -57,6 +57,9 @@ pub struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) validator: Option<Arc<ArgumentValidator>>,
     pub(crate) header_params: Arc<[HeaderParam]>,
+    /// The tool's metric handles, registered on first use and kept, so a call
+    /// does not build labels or look them up.
+    pub(crate) metrics: Arc<std::sync::OnceLock<ToolMetrics>>,
     pub(crate) handler: ErasedToolFn,
     pub(crate) error: Option<String>,
 }
@@ -75,6 +78,10 @@ impl ToolEntry {
         &self.tool
     }
 
+    pub(crate) fn metrics(&self) -> &ToolMetrics {
+        self.metrics.get_or_init(|| ToolMetrics::new(&self.tool.name))
+    }
+
     /// The arguments mirrored into `Mcp-Param-*` HTTP headers.
     pub fn header_params(&self) -> &[HeaderParam] {
         &self.header_params
@@ -88,6 +95,40 @@ impl ToolEntry {
             })?;
         }
         (self.handler)(cx, arguments).await
+    }
+}
+
+/// The metrics of one tool: calls by outcome, and their duration.
+#[derive(Debug)]
+pub(crate) struct ToolMetrics {
+    ok: metrics::Counter,
+    tool_error: metrics::Counter,
+    error: metrics::Counter,
+    other: metrics::Counter,
+    duration: metrics::Histogram,
+}
+
+impl ToolMetrics {
+    fn new(name: &str) -> Self {
+        let calls = |outcome: &'static str| metrics::counter!("toolport_tool_calls_total", "tool" => name.to_owned(), "outcome" => outcome);
+        ToolMetrics {
+            ok: calls("ok"),
+            tool_error: calls("tool_error"),
+            error: calls("error"),
+            other: calls("other"),
+            duration: metrics::histogram!("toolport_tool_call_duration_seconds", "tool" => name.to_owned()),
+        }
+    }
+
+    pub(crate) fn record(&self, outcome: &str, elapsed: std::time::Duration) {
+        match outcome {
+            "ok" => &self.ok,
+            "tool_error" => &self.tool_error,
+            "error" => &self.error,
+            _ => &self.other,
+        }
+        .increment(1);
+        self.duration.record(elapsed.as_secs_f64());
     }
 }
 
@@ -190,6 +231,7 @@ impl ToolEntry {
             tool,
             validator,
             header_params: header_params.into(),
+            metrics: Arc::default(),
             handler,
             error,
         }

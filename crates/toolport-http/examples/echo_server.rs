@@ -35,32 +35,37 @@ async fn main() -> std::io::Result<()> {
             .description("Returns the message")
             .handler(|args: EchoArgs| async move { args.message }),
     );
+    // ECHO_AUDIT=off keeps every layer but the audit stream, to tell their costs apart.
+    let audit = std::env::var("ECHO_AUDIT").as_deref() != Ok("off");
     builder = if layers_on {
         let generous = RateConfig {
             per_second: 1e6,
             burst: 100_000,
         };
         let audit_path = std::env::temp_dir().join(format!("toolport-echo-audit-{}.jsonl", std::process::id()));
-        builder
-            .policies(PolicyConfig {
-                max_concurrent: 4096,
-                max_concurrent_per_principal: 4096,
-                deadline_ms: 30_000,
-                rate_per_principal: Some(generous.clone()),
-                tools: BTreeMap::from([(
-                    "echo".to_owned(),
-                    ToolPolicyConfig {
-                        max_concurrent: Some(4096),
-                        deadline_ms: Some(30_000),
-                        rate: Some(generous),
-                    },
-                )]),
-                ..PolicyConfig::default()
-            })
-            .audit(AuditLog::open(
+        let builder = builder.policies(PolicyConfig {
+            max_concurrent: 4096,
+            max_concurrent_per_principal: 4096,
+            deadline_ms: 30_000,
+            rate_per_principal: Some(generous.clone()),
+            tools: BTreeMap::from([(
+                "echo".to_owned(),
+                ToolPolicyConfig {
+                    max_concurrent: Some(4096),
+                    deadline_ms: Some(30_000),
+                    rate: Some(generous),
+                },
+            )]),
+            ..PolicyConfig::default()
+        });
+        if audit {
+            builder.audit(AuditLog::open(
                 audit_path.to_str().expect("a UTF-8 temp dir"),
                 vec!["password".into()],
             )?)
+        } else {
+            builder
+        }
     } else {
         builder.policies(PolicyConfig::none())
     };

@@ -194,7 +194,9 @@ mod tests {
 
     #[test]
     fn challenges_parse_with_escapes_and_other_schemes() {
-        let p = bearer_params(r#"Basic realm="x", Bearer realm="mcp", error="invalid_token", error_description="say \"hi\"""#);
+        let p = bearer_params(
+            r#"Basic realm="x", Bearer realm="mcp", error="invalid_token", error_description="say \"hi\"""#,
+        );
         assert_eq!(p["realm"], "mcp");
         assert_eq!(p["error"], "invalid_token");
         assert_eq!(p["error_description"], "say \"hi\"");
@@ -203,7 +205,12 @@ mod tests {
         assert!(bearer_params("Basic realm=\"x\"").is_empty());
         assert!(bearer_params("Bearer").is_empty());
         assert!(bearer_params("Bearer error=\"unterminated").contains_key("error"));
-        let c = AuthChallenge::new("http://h/mcp", 403, Some("Bearer error=\"insufficient_scope\", scope=\"a b\"".into()), 1);
+        let c = AuthChallenge::new(
+            "http://h/mcp",
+            403,
+            Some("Bearer error=\"insufficient_scope\", scope=\"a b\"".into()),
+            1,
+        );
         assert_eq!((c.error(), c.scope()), (Some("insufficient_scope"), Some("a b")));
         assert_eq!(format!("{:?}", StaticToken::new("secret")), "StaticToken(<redacted>)");
     }

@@ -34,6 +34,8 @@ use crate::stdio::ServerCommand;
 
 /// Pages one list may span before the client stops following cursors.
 const MAX_PAGES: usize = 1000;
+/// How long opening a connection waits for the handshake era's GET stream.
+const GET_STREAM_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How to build a [`Client`].
 #[derive(Debug)]
@@ -237,8 +239,12 @@ impl Client {
             .await?,
         );
         tracing::debug!(version = %link.server.protocol_version, server = %link.server.implementation.name, "connected");
-        if self.inner.want_events.load(Ordering::SeqCst) {
-            self.start_listening(&link);
+        if self.listens(&link)
+            && let Some(ready) = self.start_listening(&link)
+        {
+            // Requests the server sends on the GET stream are lost if it is
+            // not open yet: wait for it (briefly) before the first call.
+            let _ = tokio::time::timeout(GET_STREAM_WAIT, ready).await;
         }
         *slot = Some(link.clone());
         Ok(link)
@@ -271,20 +277,41 @@ impl Client {
         let rx = self.inner.inbound.subscribe();
         if !self.inner.want_events.swap(true, Ordering::SeqCst) {
             let link = self.link_with_retries().await?;
-            self.start_listening(&link);
+            if let Some(ready) = self.start_listening(&link) {
+                let _ = tokio::time::timeout(GET_STREAM_WAIT, ready).await;
+            }
         }
         Ok(Events { rx })
     }
 
-    fn start_listening(&self, link: &Arc<Link>) {
+    /// Whether `link` needs a stream for what the server sends on its own:
+    /// when events were asked for, and in the handshake era over HTTP when
+    /// the handler answers requests (servers may send them on the GET stream).
+    fn listens(&self, link: &Link) -> bool {
+        let caps = &self.inner.capabilities;
+        let answers = caps.elicitation.is_some() || caps.sampling.is_some() || caps.roots.is_some();
+        self.inner.want_events.load(Ordering::SeqCst) || (answers && link.server.era() == Era::Handshake)
+    }
+
+    /// Starts the stream for what the server sends on its own; for the
+    /// handshake era's GET stream, returns a receiver that fires once it is open.
+    fn start_listening(&self, link: &Arc<Link>) -> Option<tokio::sync::oneshot::Receiver<()>> {
         let stop = CancellationToken::new();
-        if let Some(old) = lock(&link.listening).replace(stop.clone()) {
-            old.cancel();
+        {
+            let mut listening = lock(&link.listening);
+            // A handshake-era stream carries everything already; a 2026-07-28
+            // listen stream is opened anew when its filter changes.
+            if listening.is_some() && link.server.era() == Era::Handshake {
+                return None;
+            }
+            if let Some(old) = listening.replace(stop.clone()) {
+                old.cancel();
+            }
         }
         let version = link.server.protocol_version;
         let backoff = self.inner.options.backoff;
         match (&link.wire, version.era()) {
-            (Wire::Http(wire), Era::Handshake) => wire.listen_get(backoff),
+            (Wire::Http(wire), Era::Handshake) => return Some(wire.listen_get(backoff)),
             (Wire::Stdio(_), Era::Handshake) => {} // notifications arrive on the connection
             (wire, Era::Stateless) => {
                 let filter = SubscriptionFilter {
@@ -316,6 +343,7 @@ impl Client {
                 }
             }
         }
+        None
     }
 
     /// `_meta` of a request on `link`.
@@ -506,7 +534,12 @@ impl Client {
         )))
     }
 
-    async fn typed<T: DeserializeOwned>(&self, method: &str, params: Value, options: CallOptions) -> Result<T, ClientError> {
+    async fn typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<T, ClientError> {
         let value = self.request(method, params, options).await?;
         serde_json::from_value(value).map_err(|e| ClientError::Protocol(format!("{method} result: {e}")))
     }
@@ -523,7 +556,9 @@ impl Client {
             };
             let mut page = self.request(method, params, CallOptions::default()).await?;
             let Some(Value::Array(list)) = page.get_mut(field).map(Value::take) else {
-                return Err(ClientError::Protocol(format!("the {method} result has no {field} array")));
+                return Err(ClientError::Protocol(format!(
+                    "the {method} result has no {field} array"
+                )));
             };
             for item in list {
                 match serde_json::from_value::<T>(item) {
@@ -540,7 +575,9 @@ impl Client {
                 Some(_) => {}
             }
         }
-        Err(ClientError::Protocol(format!("{method} has more than {MAX_PAGES} pages")))
+        Err(ClientError::Protocol(format!(
+            "{method} has more than {MAX_PAGES} pages"
+        )))
     }
 
     /// All the server's tools. Tools with invalid `x-mcp-header` annotations
@@ -553,8 +590,15 @@ impl Client {
             match header_params(&tool.input_schema) {
                 Ok(header_params) => {
                     let hints = tool.annotations.as_ref();
-                    let retry_safe = hints.is_some_and(|a| a.read_only_hint == Some(true) || a.idempotent_hint == Some(true));
-                    notes.insert(tool.name.clone(), ToolNote { header_params, retry_safe });
+                    let retry_safe =
+                        hints.is_some_and(|a| a.read_only_hint == Some(true) || a.idempotent_hint == Some(true));
+                    notes.insert(
+                        tool.name.clone(),
+                        ToolNote {
+                            header_params,
+                            retry_safe,
+                        },
+                    );
                     kept.push(tool);
                 }
                 Err(why) => tracing::warn!(tool = %tool.name, %why, "left out a tool with an invalid x-mcp-header"),
@@ -570,7 +614,12 @@ impl Client {
     }
 
     /// Calls a tool with a timeout or a progress sink.
-    pub async fn call_tool_with(&self, name: &str, arguments: Value, options: CallOptions) -> Result<CallToolResult, ClientError> {
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, ClientError> {
         let arguments = match arguments {
             Value::Null => None,
             Value::Object(map) => Some(Value::Object(map)),
@@ -607,7 +656,8 @@ impl Client {
 
     /// Reads a resource.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
-        self.typed(resources::READ, json!({ "uri": uri }), CallOptions::default()).await
+        self.typed(resources::READ, json!({ "uri": uri }), CallOptions::default())
+            .await
     }
 
     /// All the server's prompts.
@@ -616,7 +666,11 @@ impl Client {
     }
 
     /// Gets a prompt with its arguments.
-    pub async fn get_prompt(&self, name: &str, arguments: BTreeMap<String, String>) -> Result<GetPromptResult, ClientError> {
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, ClientError> {
         let mut params = json!({ "name": name });
         if !arguments.is_empty() {
             params["arguments"] = json!(arguments);
@@ -667,7 +721,10 @@ impl Client {
     async fn resubscribe(&self, method: &str, uri: &str) -> Result<(), ClientError> {
         let link = self.link_with_retries().await?;
         match link.server.era() {
-            Era::Handshake => self.request(method, json!({ "uri": uri }), CallOptions::default()).await.map(drop),
+            Era::Handshake => self
+                .request(method, json!({ "uri": uri }), CallOptions::default())
+                .await
+                .map(drop),
             Era::Stateless => {
                 // The listen stream carries the subscriptions: open it anew.
                 self.inner.want_events.store(true, Ordering::SeqCst);

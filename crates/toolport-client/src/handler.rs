@@ -73,7 +73,9 @@ pub fn capabilities(elicitation: bool, sampling: bool, roots: bool) -> ClientCap
 pub(crate) async fn answer(handler: &dyn ClientHandler, request: InputRequest) -> Result<Value, ErrorObject> {
     let caps = handler.capabilities();
     let value = match request {
-        InputRequest::Elicit(params) if caps.elicitation.is_some() => serde_json::to_value(handler.elicit(params).await?),
+        InputRequest::Elicit(params) if caps.elicitation.is_some() => {
+            serde_json::to_value(handler.elicit(params).await?)
+        }
         InputRequest::Sample(params) if caps.sampling.is_some() => serde_json::to_value(handler.sample(params).await?),
         InputRequest::ListRoots(_) if caps.roots.is_some() => serde_json::to_value(handler.roots().await?),
         other => return Err(unsupported(other.method())),

@@ -62,7 +62,9 @@ pub(crate) struct HttpCore {
 
 impl std::fmt::Debug for HttpCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpCore").field("uri", &self.uri).finish_non_exhaustive()
+        f.debug_struct("HttpCore")
+            .field("uri", &self.uri)
+            .finish_non_exhaustive()
     }
 }
 
@@ -120,9 +122,21 @@ impl HttpCore {
     /// `bounded` requests wait for a connection permit; answers to the
     /// server's own requests do not (the requests holding the permits may be
     /// the ones waiting for those answers).
-    async fn send(&self, method: Method, headers: &HeaderMap, body: Bytes, bounded: bool) -> Result<Exchange, ClientError> {
+    async fn send(
+        &self,
+        method: Method,
+        headers: &HeaderMap,
+        body: Bytes,
+        bounded: bool,
+    ) -> Result<Exchange, ClientError> {
         let permit = match bounded {
-            true => Some(self.connections.clone().acquire_owned().await.map_err(|_| ClientError::Closed)?),
+            true => Some(
+                self.connections
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| ClientError::Closed)?,
+            ),
             false => None,
         };
         let mut attempt = 0;
@@ -135,8 +149,9 @@ impl HttpCore {
             if let Some(auth) = &self.auth
                 && let Some(token) = auth.token().await
             {
-                let value = HeaderValue::from_str(&format!("Bearer {token}"))
-                    .map_err(|_| ClientError::InvalidInput("the bearer token has characters a header cannot carry".into()))?;
+                let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                    ClientError::InvalidInput("the bearer token has characters a header cannot carry".into())
+                })?;
                 request = request.header(header::AUTHORIZATION, value);
             }
             let request = request
@@ -310,7 +325,10 @@ impl HttpWire {
     fn post_headers(&self, request: &HttpRequest<'_>) -> Result<HeaderMap, ClientError> {
         let mut h = HeaderMap::new();
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        h.insert(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
         if request.version.era() == Era::Stateless {
             h.insert(PROTOCOL_VERSION, HeaderValue::from_static(request.version.as_str()));
             h.insert(MCP_METHOD, header_value(&encode_value(request.method))?);
@@ -393,11 +411,18 @@ impl HttpWire {
         match jsonrpc::decode(&bytes) {
             Ok(Frame::Single(message)) => self.dispatch(message, false),
             Ok(Frame::Batch(items)) => items.into_iter().flatten().for_each(|m| self.dispatch(m, false)),
-            Err(e) => return Err(ClientError::Protocol(format!("the JSON answer does not decode: {}", e.error.message))),
+            Err(e) => {
+                return Err(ClientError::Protocol(format!(
+                    "the JSON answer does not decode: {}",
+                    e.error.message
+                )));
+            }
         }
         match rx.try_recv() {
             Ok(outcome) => outcome.map_err(ClientError::Remote),
-            Err(_) => Err(ClientError::Protocol("the JSON answer is not the response to the request".into())),
+            Err(_) => Err(ClientError::Protocol(
+                "the JSON answer is not the response to the request".into(),
+            )),
         }
     }
 
@@ -521,9 +546,15 @@ impl HttpWire {
     async fn post_message(&self, message: &Message) -> Result<(), ClientError> {
         let mut h = HeaderMap::new();
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        h.insert(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
         self.session_headers(&mut h);
-        let exchange = self.core.send(Method::POST, &h, Bytes::from(jsonrpc::encode(message)), false).await?;
+        let exchange = self
+            .core
+            .send(Method::POST, &h, Bytes::from(jsonrpc::encode(message)), false)
+            .await?;
         let status = exchange.status;
         if status == StatusCode::NOT_FOUND && self.state().session.is_some() {
             self.closed.cancel();
@@ -538,7 +569,8 @@ impl HttpWire {
 
     /// Sends a notification (handshake era).
     pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
-        self.post_message(&Message::Notification(Notification::new(method, params))).await
+        self.post_message(&Message::Notification(Notification::new(method, params)))
+            .await
     }
 
     /// GET with `Last-Event-ID`: the rest of a stream.
@@ -573,9 +605,15 @@ impl HttpWire {
     /// its own: list changes, resource updates, requests), reconnecting with
     /// `Last-Event-ID` until the wire closes or the server says it has no
     /// such stream (405).
-    pub(crate) fn listen_get(self: &Arc<Self>, backoff: crate::options::Backoff) {
+    ///
+    /// The returned receiver fires once the first attempt has its answer, so
+    /// the caller can wait until the stream is there before sending requests
+    /// whose questions the server may send on it.
+    pub(crate) fn listen_get(self: &Arc<Self>, backoff: crate::options::Backoff) -> oneshot::Receiver<()> {
         let wire = self.clone();
+        let (ready_tx, ready) = oneshot::channel();
         tokio::spawn(async move {
+            let mut ready_tx = Some(ready_tx);
             let mut cursor = StreamCursor::default();
             let mut failures = 0;
             while wire.is_alive() {
@@ -583,6 +621,9 @@ impl HttpWire {
                     _ = wire.closed.cancelled() => return,
                     opened = wire.get(cursor.last_id.as_deref()) => opened,
                 };
+                if let Some(tx) = ready_tx.take() {
+                    let _ = tx.send(());
+                }
                 let delay = match opened {
                     Ok(mut exchange) if exchange.status.is_success() && exchange.is_event_stream() => {
                         failures = 0;
@@ -612,11 +653,18 @@ impl HttpWire {
                 }
             }
         });
+        ready
     }
 
     /// Keeps a 2026-07-28 `subscriptions/listen` stream open until `stop`
     /// fires, opening it again when it drops.
-    pub(crate) fn listen_post(self: &Arc<Self>, params: Value, version: ProtocolVersion, stop: CancellationToken, backoff: crate::options::Backoff) {
+    pub(crate) fn listen_post(
+        self: &Arc<Self>,
+        params: Value,
+        version: ProtocolVersion,
+        stop: CancellationToken,
+        backoff: crate::options::Backoff,
+    ) {
         let wire = self.clone();
         tokio::spawn(async move {
             let mut failures = 0;
@@ -629,8 +677,15 @@ impl HttpWire {
                 };
                 let run = async {
                     let headers = wire.post_headers(&request)?;
-                    let message = Message::Request(Request::new(wire.core.next_id(), request.method, request.params.clone()));
-                    let mut exchange = wire.core.send(Method::POST, &headers, Bytes::from(jsonrpc::encode(&message)), true).await?;
+                    let message = Message::Request(Request::new(
+                        wire.core.next_id(),
+                        request.method,
+                        request.params.clone(),
+                    ));
+                    let mut exchange = wire
+                        .core
+                        .send(Method::POST, &headers, Bytes::from(jsonrpc::encode(&message)), true)
+                        .await?;
                     if !exchange.status.is_success() || !exchange.is_event_stream() {
                         let status = exchange.status;
                         let body = exchange.bytes(ERROR_BODY_LIMIT).await.unwrap_or_default();
@@ -646,11 +701,12 @@ impl HttpWire {
                     outcome = run => outcome,
                 };
                 failures = if outcome.is_ok() { 1 } else { failures + 1 };
-                if let Err(e) = outcome {
-                    if matches!(e, ClientError::Remote(_) | ClientError::Http { .. }) || failures >= backoff.max_attempts {
-                        tracing::debug!(error = %e, "stopped listening for the server's notifications");
-                        return;
-                    }
+                if let Err(e) = outcome
+                    && (matches!(e, ClientError::Remote(_) | ClientError::Http { .. })
+                        || failures >= backoff.max_attempts)
+                {
+                    tracing::debug!(error = %e, "stopped listening for the server's notifications");
+                    return;
                 }
                 tokio::select! {
                     _ = stop.cancelled() => return,
@@ -668,7 +724,11 @@ impl HttpWire {
         if session.is_some() {
             let mut h = HeaderMap::new();
             self.session_headers(&mut h);
-            let _ = tokio::time::timeout(Duration::from_secs(2), self.core.send(Method::DELETE, &h, Bytes::new(), false)).await;
+            let _ = tokio::time::timeout(
+                Duration::from_secs(2),
+                self.core.send(Method::DELETE, &h, Bytes::new(), false),
+            )
+            .await;
         }
     }
 }
@@ -694,7 +754,9 @@ impl Drop for InFlight {
         if !(waiting && self.cancel_on_drop && self.wire.is_alive()) {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
         let wire = self.wire.clone();
         let params = CancelledNotificationParams {
             request_id: Some(self.id.clone()),

@@ -85,7 +85,9 @@ impl Inbound {
     pub(crate) fn notification(&self, n: Notification) {
         let event = match n.method.as_str() {
             progress::PROGRESS => {
-                let Some(params) = n.params.and_then(|p| serde_json::from_value::<ProgressNotificationParams>(p).ok())
+                let Some(params) = n
+                    .params
+                    .and_then(|p| serde_json::from_value::<ProgressNotificationParams>(p).ok())
                 else {
                     tracing::debug!("ignored a malformed progress notification");
                     return;

@@ -142,7 +142,8 @@ impl Link {
                 (wire, server)
             }
             VersionPolicy::Auto => {
-                let probe = tokio::time::timeout(options.probe_timeout, opening.discover(&wire, ProtocolVersion::LATEST)).await;
+                let probe =
+                    tokio::time::timeout(options.probe_timeout, opening.discover(&wire, ProtocolVersion::LATEST)).await;
                 match probe {
                     Ok(Ok(server)) => (wire, server),
                     Ok(Err(
@@ -154,7 +155,11 @@ impl Link {
                     other => {
                         tracing::debug!(probe = ?other.map(|r| r.err()), "server/discover failed: falling back to initialize");
                         // A stdio server may have quit over the unknown method.
-                        let wire = if wire.is_alive() { wire } else { Wire::open(target, inbound).await? };
+                        let wire = if wire.is_alive() {
+                            wire
+                        } else {
+                            Wire::open(target, inbound).await?
+                        };
                         let server = opening.initialize(&wire, ProtocolVersion::LATEST_HANDSHAKE).await?;
                         (wire, server)
                     }
@@ -175,7 +180,12 @@ impl Link {
     /// Sends one request: the params already carry their `_meta`.
     pub(crate) async fn request(&self, request: Outbound<'_>) -> Result<Box<RawValue>, ClientError> {
         self.wire
-            .request(request.method, request.params, self.server.protocol_version, request.extra_headers)
+            .request(
+                request.method,
+                request.params,
+                self.server.protocol_version,
+                request.extra_headers,
+            )
             .await
     }
 
@@ -232,7 +242,9 @@ impl Opening<'_> {
                 Err(e) => return Err(e),
             }
         }
-        Err(ClientError::UnsupportedVersion("the server refused every version it listed".into()))
+        Err(ClientError::UnsupportedVersion(
+            "the server refused every version it listed".into(),
+        ))
     }
 
     /// `initialize` and `notifications/initialized`.
@@ -243,7 +255,9 @@ impl Opening<'_> {
             client_info: self.client_info.clone(),
             meta: None,
         };
-        let Value::Object(params) = serde_json::to_value(params).map_err(|e| ClientError::InvalidInput(e.to_string()))? else {
+        let Value::Object(params) =
+            serde_json::to_value(params).map_err(|e| ClientError::InvalidInput(e.to_string()))?
+        else {
             unreachable!("params serialize to an object")
         };
         let raw = wire.request(lifecycle::INITIALIZE, params, version, Vec::new()).await?;

@@ -28,7 +28,10 @@ impl std::str::FromStr for VersionPolicy {
         }
         s.parse::<ProtocolVersion>().map(VersionPolicy::Pinned).map_err(|_| {
             let known: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();
-            format!("unknown protocol version {s:?}: use auto or one of {}", known.join(", "))
+            format!(
+                "unknown protocol version {s:?}: use auto or one of {}",
+                known.join(", ")
+            )
         })
     }
 }

@@ -86,7 +86,11 @@ impl StdioWire {
         })
     }
 
-    pub(crate) async fn request(&self, method: &str, params: Option<serde_json::Value>) -> Result<Box<RawValue>, ClientError> {
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Option<serde_json::Value>,
+    ) -> Result<Box<RawValue>, ClientError> {
         self.peer
             .request_with(method, params, NO_ENGINE_TIMEOUT, None)
             .await

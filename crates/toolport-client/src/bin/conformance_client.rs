@@ -1,1 +1,179 @@
-fn main() {}
+//! The client under test for the official conformance suite's client mode:
+//!
+//! ```sh
+//! conformance client --command "target/debug/toolport-conformance-client" --suite all
+//! ```
+//!
+//! The runner appends the mock server's URL as the last argument and names
+//! the scenario in `MCP_CONFORMANCE_SCENARIO` (test data, when a scenario
+//! has any, in `MCP_CONFORMANCE_CONTEXT`). Each scenario gets the ordinary
+//! client doing what an agent would: list, then call. Authorization
+//! scenarios need a token provider, which the OAuth client (`toolport-auth`)
+//! supplies; without it they fail at the first 401.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+use toolport_client::handler::{self, BoxFuture, accept_defaults};
+use toolport_client::{Client, ClientError, ClientHandler};
+use toolport_protocol::ErrorObject;
+use toolport_protocol::capabilities::ClientCapabilities;
+use toolport_protocol::content::{OneOrMany, Role, SamplingContent, TextContent};
+use toolport_protocol::elicitation::{ElicitRequestParams, ElicitResult};
+use toolport_protocol::roots::ListRootsResult;
+use toolport_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
+
+/// Answers every question the way a cooperative user and model would.
+#[derive(Debug)]
+struct Cooperative;
+
+impl ClientHandler for Cooperative {
+    fn capabilities(&self) -> ClientCapabilities {
+        handler::capabilities(true, true, true)
+    }
+
+    fn elicit(&self, request: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async move { Ok(accept_defaults(&request)) })
+    }
+
+    fn sample(&self, _: CreateMessageRequestParams) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
+        Box::pin(async {
+            Ok(CreateMessageResult {
+                role: Role::Assistant,
+                content: OneOrMany::One(SamplingContent::Text(TextContent {
+                    text: "This is a test response from the client".into(),
+                    annotations: None,
+                    meta: None,
+                })),
+                model: "test-model".into(),
+                stop_reason: Some("endTurn".into()),
+                meta: None,
+            })
+        })
+    }
+
+    fn roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
+        Box::pin(async {
+            Ok(ListRootsResult {
+                roots: Vec::new(),
+                meta: None,
+            })
+        })
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    // The runner appends the server URL as the last argument.
+    let Some(url) = std::env::args().skip(1).last() else {
+        eprintln!("usage: toolport-conformance-client <server URL> (set MCP_CONFORMANCE_SCENARIO)");
+        return ExitCode::from(2);
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    match run(&url, &scenario, &context).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("scenario {scenario}: {e} ({})", e.hint());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientError> {
+    let client = Client::http(url).handler(Cooperative).connect().await?;
+    let server = client.server().await?;
+    eprintln!(
+        "connected to {} {} at {}",
+        server.implementation.name, server.implementation.version, server.protocol_version
+    );
+    let tools = client.list_tools().await?;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    eprintln!("tools: {names:?}");
+    match scenario {
+        "initialize" | "request-metadata" | "json-schema-ref-no-deref" => {}
+        "tools_call" => {
+            client.call_tool("add_numbers", json!({"a": 5, "b": 3})).await?;
+        }
+        "http-custom-headers" => {
+            let calls = context
+                .get("toolCalls")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for call in calls {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+                let arguments = call.get("arguments").cloned().unwrap_or(Value::Null);
+                client.call_tool(name, arguments).await?;
+            }
+        }
+        "json-schema-2020-12-preservation" => {
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or_else(|| ClientError::Protocol("json_schema_2020_12_tool is not listed".into()))?;
+            let schema = Value::Object(focal.input_schema.clone());
+            client
+                .call_tool("json_schema_echo", json!({ "schema": schema }))
+                .await?;
+        }
+        "http-standard-headers" => {
+            for tool in &tools {
+                client
+                    .call_tool(&tool.name, Value::Object(sample_arguments(&tool.input_schema)))
+                    .await?;
+            }
+            for resource in client.list_resources().await? {
+                client.read_resource(&resource.uri).await?;
+            }
+            for prompt in client.list_prompts().await? {
+                client.get_prompt(&prompt.name, BTreeMap::new()).await?;
+            }
+        }
+        _ => {
+            // Everything else: call what is listed, as an agent would (the
+            // invalid-tool scenario checks that filtered tools are not called).
+            for tool in &tools {
+                let arguments = Value::Object(sample_arguments(&tool.input_schema));
+                match client.call_tool(&tool.name, arguments).await {
+                    Ok(result) => eprintln!("{}: isError={:?}", tool.name, result.is_error),
+                    Err(e @ ClientError::Remote(_)) => eprintln!("{}: {e}", tool.name),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    client.close().await;
+    Ok(())
+}
+
+/// Arguments that satisfy the required properties of a simple schema.
+fn sample_arguments(schema: &Map<String, Value>) -> Map<String, Value> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties = schema.get("properties").and_then(Value::as_object);
+    required
+        .into_iter()
+        .map(|name| {
+            let kind = properties
+                .and_then(|p| p.get(name))
+                .and_then(|p| p.get("type"))
+                .and_then(Value::as_str);
+            let value = match kind {
+                Some("integer" | "number") => json!(1),
+                Some("boolean") => json!(true),
+                Some("object") => json!({}),
+                Some("array") => json!([]),
+                _ => json!("test"),
+            };
+            (name.to_owned(), value)
+        })
+        .collect()
+}

@@ -152,6 +152,19 @@ impl Drop for Inner {
     }
 }
 
+/// The outcome of work under a deadline: when the deadline passed while the
+/// server could not be reached at all, that is the more useful error.
+fn finish<T>(
+    outcome: Result<Result<T, ClientError>, tokio::time::error::Elapsed>,
+    limit: std::time::Duration,
+    last: &Mutex<Option<ClientError>>,
+) -> Result<T, ClientError> {
+    outcome.unwrap_or_else(|_| match lock(last).take() {
+        Some(e @ ClientError::Unreachable(_)) => Err(e),
+        _ => Err(ClientError::Timeout(limit)),
+    })
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -196,18 +209,24 @@ impl Client {
     /// What the opening of the conversation settled (connects if needed).
     pub async fn server(&self) -> Result<ServerInfo, ClientError> {
         let limit = self.inner.options.request_timeout;
-        tokio::time::timeout(limit, self.link_with_retries())
-            .await
-            .unwrap_or(Err(ClientError::Timeout(limit)))
-            .map(|link| link.server.clone())
+        let last = Mutex::new(None);
+        let outcome = tokio::time::timeout(limit, self.link_retrying(&last)).await;
+        finish(outcome, limit, &last).map(|link| link.server.clone())
     }
 
     async fn link_with_retries(&self) -> Result<Arc<Link>, ClientError> {
+        self.link_retrying(&Mutex::new(None)).await
+    }
+
+    /// Opens a link, retrying transport failures with backoff; each failure
+    /// is noted in `last` so a deadline can report it.
+    async fn link_retrying(&self, last: &Mutex<Option<ClientError>>) -> Result<Arc<Link>, ClientError> {
         let mut failures = 0;
         loop {
             match self.link().await {
                 Err(e) if e.was_not_sent() && failures + 1 < self.inner.options.backoff.max_attempts => {
                     failures += 1;
+                    *lock(last) = Some(e);
                     tokio::time::sleep(self.inner.options.backoff.delay(failures)).await;
                 }
                 other => return other,
@@ -436,6 +455,7 @@ impl Client {
     ) -> Result<Value, ClientError> {
         let limit = options.timeout.unwrap_or(self.inner.options.request_timeout);
         let backoff = self.inner.options.backoff;
+        let last = Mutex::new(None);
         let work = async {
             let _permit = self.inner.in_flight.acquire().await.map_err(|_| ClientError::Closed)?;
             let mut failures = 0;
@@ -475,14 +495,15 @@ impl Client {
                     return Err(error);
                 }
                 tracing::debug!(%method, %error, failures, "retrying");
-                if !matches!(error, ClientError::SessionExpired) {
+                let pause = !matches!(error, ClientError::SessionExpired);
+                *lock(&last) = Some(error);
+                if pause {
                     tokio::time::sleep(backoff.delay(failures)).await;
                 }
             }
         };
-        tokio::time::timeout(limit, work)
-            .await
-            .unwrap_or(Err(ClientError::Timeout(limit)))
+        let outcome = tokio::time::timeout(limit, work).await;
+        finish(outcome, limit, &last)
     }
 
     /// A request that may be answered with `InputRequiredResult`: the

@@ -35,6 +35,8 @@ enum Command {
         #[arg(long)]
         stateless: bool,
     },
+    #[command(flatten)]
+    Client(toolport::client_cli::ClientCommand),
 }
 
 fn main() -> Result<()> {
@@ -53,6 +55,7 @@ fn main() -> Result<()> {
             path,
             stateless,
         } => runtime.block_on(serve(stdio, bind, path, stateless)),
+        Command::Client(command) => runtime.block_on(command.run()),
     }
 }
 

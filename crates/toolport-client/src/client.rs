@@ -34,7 +34,7 @@ use crate::stdio::ServerCommand;
 
 /// Pages one list may span before the client stops following cursors.
 const MAX_PAGES: usize = 1000;
-/// How long opening a connection waits for the handshake era's GET stream.
+/// How long the client waits for a new event stream (GET or listen) to open.
 const GET_STREAM_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How to build a [`Client`].
@@ -312,8 +312,8 @@ impl Client {
         self.inner.want_events.load(Ordering::SeqCst) || (answers && link.server.era() == Era::Handshake)
     }
 
-    /// Starts the stream for what the server sends on its own; for the
-    /// handshake era's GET stream, returns a receiver that fires once it is open.
+    /// Starts the stream for what the server sends on its own; over HTTP,
+    /// returns a receiver that fires once it is open.
     fn start_listening(&self, link: &Arc<Link>) -> Option<tokio::sync::oneshot::Receiver<()>> {
         let stop = CancellationToken::new();
         {
@@ -342,7 +342,7 @@ impl Client {
                 let mut params = Map::from_iter([("notifications".to_owned(), json!(filter))]);
                 params.insert("_meta".into(), Value::Object(self.meta(link)));
                 match wire {
-                    Wire::Http(wire) => wire.listen_post(Value::Object(params), version, stop, backoff),
+                    Wire::Http(wire) => return Some(wire.listen_post(Value::Object(params), version, stop, backoff)),
                     Wire::Stdio(_) => {
                         let link = link.clone();
                         tokio::spawn(async move {
@@ -749,7 +749,9 @@ impl Client {
             Era::Stateless => {
                 // The listen stream carries the subscriptions: open it anew.
                 self.inner.want_events.store(true, Ordering::SeqCst);
-                self.start_listening(&link);
+                if let Some(ready) = self.start_listening(&link) {
+                    let _ = tokio::time::timeout(GET_STREAM_WAIT, ready).await;
+                }
                 Ok(())
             }
         }

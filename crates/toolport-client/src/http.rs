@@ -657,16 +657,19 @@ impl HttpWire {
     }
 
     /// Keeps a 2026-07-28 `subscriptions/listen` stream open until `stop`
-    /// fires, opening it again when it drops.
+    /// fires, opening it again when it drops. The returned receiver fires
+    /// once the first stream is open (or failed).
     pub(crate) fn listen_post(
         self: &Arc<Self>,
         params: Value,
         version: ProtocolVersion,
         stop: CancellationToken,
         backoff: crate::options::Backoff,
-    ) {
+    ) -> oneshot::Receiver<()> {
         let wire = self.clone();
+        let (ready_tx, ready) = oneshot::channel();
         tokio::spawn(async move {
+            let mut ready_tx = Some(ready_tx);
             let mut failures = 0;
             loop {
                 let request = HttpRequest {
@@ -682,10 +685,16 @@ impl HttpWire {
                         request.method,
                         request.params.clone(),
                     ));
-                    let mut exchange = wire
+                    let exchange = wire
                         .core
                         .send(Method::POST, &headers, Bytes::from(jsonrpc::encode(&message)), true)
-                        .await?;
+                        .await;
+                    // The answer's head comes with the acknowledgement: from
+                    // here on, nothing the server publishes is missed.
+                    if let Some(tx) = ready_tx.take() {
+                        let _ = tx.send(());
+                    }
+                    let mut exchange = exchange?;
                     if !exchange.status.is_success() || !exchange.is_event_stream() {
                         let status = exchange.status;
                         let body = exchange.bytes(ERROR_BODY_LIMIT).await.unwrap_or_default();
@@ -714,6 +723,7 @@ impl HttpWire {
                 }
             }
         });
+        ready
     }
 
     /// Ends the wire: stops its streams and, in the handshake era, ends the

@@ -316,3 +316,71 @@ async fn a_session_the_server_forgot_is_renewed_and_the_call_sent_again() {
         ProtocolVersion::V2025_11_25
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn requests_in_flight_and_connections_are_bounded() {
+    let server = Running::start("127.0.0.1:0".parse().unwrap()).await;
+    for (max_in_flight, max_connections, expected) in [(2, 32, 2), (32, 1, 1)] {
+        server.counters.max_running.store(0, Ordering::SeqCst);
+        let client = Client::http(server.url())
+            .options(ClientOptions {
+                max_in_flight,
+                max_connections,
+                ..options(VersionPolicy::Auto)
+            })
+            .build()
+            .unwrap();
+        let calls: Vec<_> = (0..6)
+            .map(|_| {
+                let client = client.clone();
+                tokio::spawn(async move { client.call_tool("slow", json!({"ms": 100})).await })
+            })
+            .collect();
+        for call in calls {
+            assert_eq!(text(&call.await.unwrap().unwrap()), "slept 100");
+        }
+        assert_eq!(server.counters.max_running.load(Ordering::SeqCst), expected);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changes_and_resource_updates_arrive_as_events_in_both_eras() {
+    use toolport_client::ClientEvent;
+    let server = Running::start("127.0.0.1:0".parse().unwrap()).await;
+    for version in [VersionPolicy::Auto, VersionPolicy::Pinned(ProtocolVersion::V2025_11_25)] {
+        let client = Client::http(server.url())
+            .options(options(version))
+            .connect()
+            .await
+            .unwrap();
+        let mut events = client.events().await.unwrap();
+        client.subscribe_resource("test://watched").await.unwrap();
+        server.server.tools().insert(common::extra_tool()).unwrap();
+        server.server.resource_updated("test://watched");
+        let mut seen = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while seen.len() < 2 {
+            let event = tokio::time::timeout_at(deadline, events.next())
+                .await
+                .unwrap_or_else(|_| panic!("{version:?}: events so far {seen:?}"))
+                .unwrap();
+            if matches!(
+                event,
+                ClientEvent::ToolsListChanged | ClientEvent::ResourceUpdated { .. }
+            ) {
+                seen.push(event);
+            }
+        }
+        assert!(seen.contains(&ClientEvent::ToolsListChanged), "{version:?}: {seen:?}");
+        assert!(
+            seen.contains(&ClientEvent::ResourceUpdated {
+                uri: "test://watched".into()
+            }),
+            "{version:?}: {seen:?}"
+        );
+        // The new tool is there to be called.
+        assert_eq!(text(&client.call_tool("added", json!({})).await.unwrap()), "added");
+        assert!(server.server.tools().remove("added"));
+        client.close().await;
+    }
+}

@@ -12,8 +12,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolport_protocol::content::ResourceContents;
 use toolport_protocol::elicitation::{ElicitAction, ElicitRequestParams};
-use toolport_server::{RequestContext, Server, ToolError, tool};
+use toolport_protocol::resources::Resource;
+use toolport_server::{RequestContext, ResourceEntry, Server, ToolError, tool};
 
 #[derive(Deserialize, JsonSchema)]
 struct EchoArgs {
@@ -36,17 +38,21 @@ struct StepsArgs {
     steps: u32,
 }
 
-/// Counts `slow` runs that were dropped before they finished.
+/// What the `slow` tool saw: runs started, runs dropped before they
+/// finished, and the most that ran at once.
 #[derive(Debug, Default)]
 pub struct Counters {
     pub cancelled: AtomicUsize,
     pub started: AtomicUsize,
+    pub running: AtomicUsize,
+    pub max_running: AtomicUsize,
 }
 
 struct CancelGuard(Arc<Counters>, bool);
 
 impl Drop for CancelGuard {
     fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::SeqCst);
         if !self.1 {
             self.0.cancelled.fetch_add(1, Ordering::SeqCst);
         }
@@ -66,6 +72,8 @@ pub fn server(counters: Arc<Counters>) -> Server {
                 let counters = counters.clone();
                 async move {
                     counters.started.fetch_add(1, Ordering::SeqCst);
+                    let now = counters.running.fetch_add(1, Ordering::SeqCst) + 1;
+                    counters.max_running.fetch_max(now, Ordering::SeqCst);
                     let mut guard = CancelGuard(counters, false);
                     tokio::time::sleep(Duration::from_millis(args.ms)).await;
                     guard.1 = true;
@@ -98,8 +106,19 @@ pub fn server(counters: Arc<Counters>) -> Server {
                 format!("{} steps", args.steps)
             },
         ))
+        .resource(ResourceEntry::new(
+            Resource::new("test://watched", "watched"),
+            |_cx, req| async move { ResourceContents::text(req.uri, Some("text/plain"), "v1") },
+        ))
         .build()
         .expect("valid test server")
+}
+
+/// A tool added at run time (to trigger `list_changed`).
+pub fn extra_tool() -> toolport_server::ToolEntry {
+    tool("added")
+        .description("Added at run time.")
+        .handler(|_args: NoArgs| async { "added" })
 }
 
 /// A running server on its own runtime and thread, so stopping it is like
@@ -107,6 +126,7 @@ pub fn server(counters: Arc<Counters>) -> Server {
 pub struct Running {
     pub addr: SocketAddr,
     pub counters: Arc<Counters>,
+    pub server: Server,
     kill: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -117,6 +137,7 @@ impl Running {
         let (addr_tx, addr_rx) = tokio::sync::oneshot::channel();
         let (kill, killed) = tokio::sync::oneshot::channel::<()>();
         let server = server(counters.clone());
+        let handle = server.clone();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
@@ -142,6 +163,7 @@ impl Running {
         Running {
             addr,
             counters,
+            server: handle,
             kill: Some(kill),
             thread: Some(thread),
         }

@@ -88,6 +88,19 @@ pub trait TokenProvider: Send + Sync + std::fmt::Debug + 'static {
     }
 }
 
+/// A shared provider (so the caller can keep a handle on it) is a provider.
+impl<T: TokenProvider> TokenProvider for std::sync::Arc<T> {
+    fn token(&self) -> BoxFuture<'_, Option<String>> {
+        (**self).token()
+    }
+    fn on_unauthorized<'a>(&'a self, challenge: &'a AuthChallenge) -> BoxFuture<'a, AuthDecision> {
+        (**self).on_unauthorized(challenge)
+    }
+    fn on_insufficient_scope<'a>(&'a self, challenge: &'a AuthChallenge) -> BoxFuture<'a, AuthDecision> {
+        (**self).on_insufficient_scope(challenge)
+    }
+}
+
 /// A fixed token (from a flag or an environment variable). Never retries.
 #[derive(Clone)]
 pub struct StaticToken(String);

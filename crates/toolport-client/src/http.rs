@@ -244,7 +244,13 @@ impl Exchange {
             .collect()
             .await
             .map(|c| c.to_bytes())
-            .map_err(|e| ClientError::Disconnected(format!("reading the answer: {e}")))
+            .map_err(|e| {
+                if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                    ClientError::Protocol(format!("the answer is larger than {limit} bytes"))
+                } else {
+                    ClientError::Disconnected(format!("reading the answer: {e}"))
+                }
+            })
     }
 }
 
@@ -445,10 +451,14 @@ impl HttpWire {
             if let Ok(outcome) = rx.try_recv() {
                 return outcome.map_err(ClientError::Remote);
             }
+            let why = match ended {
+                StreamEnd::Invalid(why) => return Err(ClientError::Protocol(why)),
+                StreamEnd::Ended => String::new(),
+                StreamEnd::Broken(why) => format!(" ({why})"),
+            };
             let Some(last) = cursor.last_id.clone().filter(|_| legacy && resumes < MAX_RESUMES) else {
                 return Err(ClientError::Disconnected(format!(
-                    "the answer stream ended before the response{}",
-                    ended.map(|e| format!(" ({e})")).unwrap_or_default()
+                    "the answer stream ended before the response{why}"
                 )));
             };
             resumes += 1;
@@ -462,18 +472,18 @@ impl HttpWire {
         }
     }
 
-    /// Reads events from `body` until it ends; `Some(why)` when it broke.
-    async fn pump(self: &Arc<Self>, body: &mut Incoming, cursor: &mut StreamCursor) -> Option<String> {
+    /// Reads events from `body` until it ends.
+    async fn pump(self: &Arc<Self>, body: &mut Incoming, cursor: &mut StreamCursor) -> StreamEnd {
         let mut decoder = SseDecoder::new(self.core.max_message);
         let mut events = Vec::new();
         loop {
             match body.frame().await {
-                None => return None,
-                Some(Err(e)) => return Some(e.to_string()),
+                None => return StreamEnd::Ended,
+                Some(Err(e)) => return StreamEnd::Broken(e.to_string()),
                 Some(Ok(frame)) => {
                     let Ok(data) = frame.into_data() else { continue };
                     if let Err(e) = decoder.feed(&data, &mut events) {
-                        return Some(e);
+                        return StreamEnd::Invalid(e);
                     }
                     for event in events.drain(..) {
                         self.event(event, cursor);
@@ -741,6 +751,17 @@ impl HttpWire {
             .await;
         }
     }
+}
+
+/// How an event stream ended.
+#[derive(Debug)]
+enum StreamEnd {
+    /// The server closed it.
+    Ended,
+    /// The connection broke.
+    Broken(String),
+    /// The server sent something that is not an event stream we accept.
+    Invalid(String),
 }
 
 /// Where a stream stands, for resuming it.

@@ -89,7 +89,7 @@ pub trait TokenProvider: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// A shared provider (so the caller can keep a handle on it) is a provider.
-impl<T: TokenProvider> TokenProvider for std::sync::Arc<T> {
+impl<T: TokenProvider + ?Sized> TokenProvider for std::sync::Arc<T> {
     fn token(&self) -> BoxFuture<'_, Option<String>> {
         (**self).token()
     }

@@ -13,10 +13,11 @@
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use toolport_client::handler::{self, BoxFuture, accept_defaults};
-use toolport_client::{Client, ClientError, ClientHandler};
+use toolport_client::{Client, ClientError, ClientHandler, TokenProvider};
 use toolport_protocol::ErrorObject;
 use toolport_protocol::capabilities::ClientCapabilities;
 use toolport_protocol::content::{OneOrMany, Role, SamplingContent, TextContent};
@@ -85,7 +86,11 @@ async fn main() -> ExitCode {
 }
 
 async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientError> {
-    let client = Client::http(url).handler(Cooperative).connect().await?;
+    let mut builder = Client::http(url).handler(Cooperative);
+    if let Some(provider) = token_provider(scenario, context) {
+        builder = builder.auth(provider);
+    }
+    let client = builder.connect().await?;
     let server = client.server().await?;
     eprintln!(
         "connected to {} {} at {}",
@@ -149,6 +154,15 @@ async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientErr
     }
     client.close().await;
     Ok(())
+}
+
+/// The OAuth client for the `auth/*` scenarios: the place where
+/// `toolport-auth` plugs in (discovery, registration, authorization code with
+/// PKCE, client credentials from `MCP_CONFORMANCE_CONTEXT`, step-up). Until
+/// then there is none, and those scenarios stop at their first 401.
+fn token_provider(scenario: &str, context: &Value) -> Option<Arc<dyn TokenProvider>> {
+    let _ = (scenario, context);
+    None
 }
 
 /// Arguments that satisfy the required properties of a simple schema.

@@ -157,7 +157,8 @@ impl Running {
                 tokio::spawn(bound.serve(std::future::pending()));
                 let _ = killed.await;
             });
-            runtime.shutdown_background();
+            // Dropping every task closes the listener and all connections at once.
+            runtime.shutdown_timeout(Duration::from_secs(5));
         });
         let addr = addr_rx.await.expect("the server thread binds");
         Running {

@@ -314,8 +314,8 @@ impl Client {
         self.inner.want_events.load(Ordering::SeqCst) || (answers && link.server.era() == Era::Handshake)
     }
 
-    /// Starts the stream for what the server sends on its own; over HTTP,
-    /// returns a receiver that fires once it is open.
+    /// Starts the stream for what the server sends on its own; returns a
+    /// receiver that fires once it is open, when there is a stream to open.
     fn start_listening(&self, link: &Arc<Link>) -> Option<tokio::sync::oneshot::Receiver<()>> {
         let stop = CancellationToken::new();
         {
@@ -346,6 +346,7 @@ impl Client {
                 match wire {
                     Wire::Http(wire) => return Some(wire.listen_post(Value::Object(params), version, stop, backoff)),
                     Wire::Stdio(_) => {
+                        let acknowledged = self.inner.inbound.on_acknowledged();
                         let link = link.clone();
                         tokio::spawn(async move {
                             let request = Outbound {
@@ -360,6 +361,7 @@ impl Client {
                                 }
                             }
                         });
+                        return Some(acknowledged);
                     }
                 }
             }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use toolport_protocol::logging::LoggingMessageNotificationParams;
 use toolport_protocol::mrtr::InputRequest;
 use toolport_protocol::progress::{ProgressNotificationParams, ProgressToken};
@@ -49,6 +49,8 @@ pub(crate) struct Inbound {
     pub(crate) handler: Arc<dyn ClientHandler>,
     events: broadcast::Sender<ClientEvent>,
     progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>,
+    /// Who waits for the next `subscriptions/listen` acknowledgement.
+    acknowledged: Mutex<Vec<oneshot::Sender<()>>>,
 }
 
 impl Inbound {
@@ -57,7 +59,15 @@ impl Inbound {
             handler,
             events: broadcast::channel(EVENT_CAPACITY).0,
             progress: Mutex::default(),
+            acknowledged: Mutex::default(),
         }
+    }
+
+    /// Fires when the next listen stream is acknowledged.
+    pub(crate) fn on_acknowledged(&self) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.acknowledged.lock().unwrap_or_else(|p| p.into_inner()).push(tx);
+        rx
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<ClientEvent> {
@@ -109,7 +119,12 @@ impl Inbound {
                 _ => ClientEvent::Other(n),
             },
             // The first message of a listen stream says what it carries.
-            toolport_protocol::subscriptions::ACKNOWLEDGED => return,
+            toolport_protocol::subscriptions::ACKNOWLEDGED => {
+                for waiter in self.acknowledged.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+                    let _ = waiter.send(());
+                }
+                return;
+            }
             _ => ClientEvent::Other(n),
         };
         // No receiver is fine: nobody asked for events.

@@ -123,7 +123,28 @@ async fn exercise_python(client: &Client, expected: ProtocolVersion) {
     assert_eq!(client.server().await.unwrap().protocol_version, expected);
     let mut names: Vec<String> = client.list_tools().await.unwrap().into_iter().map(|t| t.name).collect();
     names.sort();
-    assert_eq!(names, ["ask_model", "ask_name", "count", "echo", "stats", "wait"]);
+    assert_eq!(
+        names,
+        ["ask_model", "ask_name", "count", "echo", "stats", "touch", "wait"]
+    );
+
+    // list_changed reaches the event stream (listen, GET stream or stdio).
+    let mut events = client.events().await.unwrap();
+    assert_eq!(
+        all_text(&client.call_tool("touch", json!({})).await.unwrap()),
+        "touched"
+    );
+    let changed = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match events.next().await {
+                Some(toolport_client::ClientEvent::ToolsListChanged) => return true,
+                Some(_) => continue,
+                None => return false,
+            }
+        }
+    })
+    .await;
+    assert_eq!(changed, Ok(true), "{expected}: no tools list_changed");
 
     assert_eq!(
         all_text(&client.call_tool("echo", json!({"message": "hi"})).await.unwrap()),

@@ -5,7 +5,8 @@ usage: python_server.py stdio
        python_server.py http PORT        (Streamable HTTP on 127.0.0.1:PORT/mcp)
 
 Tools: echo, count (progress), wait (records whether it was cancelled),
-stats (what wait saw), ask_name (elicitation), ask_model (sampling).
+stats (what wait saw), touch (tools list_changed), ask_name (elicitation),
+ask_model (sampling).
 """
 
 import sys
@@ -47,6 +48,17 @@ async def wait(seconds: float) -> str:
         raise
     STATE["completed"] += 1
     return "waited"
+
+
+@app.tool()
+async def touch(ctx: Context) -> str:
+    """Says the tool list changed (to listeners, and to handshake-era sessions)."""
+    await ctx.notify_tools_changed()
+    try:
+        await ctx.session.send_tool_list_changed()
+    except Exception:  # 2026-07-28 sessions have no such notification
+        pass
+    return "touched"
 
 
 @app.tool()

@@ -12,9 +12,10 @@ use std::pin::Pin;
 use serde_json::{Map, Value};
 use toolport_protocol::ErrorObject;
 use toolport_protocol::capabilities::{ClientCapabilities, ElicitationCapability, RootsCapability};
+use toolport_protocol::content::{OneOrMany, Role, SamplingContent, TextContent};
 use toolport_protocol::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
 use toolport_protocol::mrtr::InputRequest;
-use toolport_protocol::roots::ListRootsResult;
+use toolport_protocol::roots::{ListRootsResult, Root};
 use toolport_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
 
 /// A boxed future, so handlers can be trait objects.
@@ -115,5 +116,48 @@ pub fn accept_defaults(request: &ElicitRequestParams) -> ElicitResult {
         action: ElicitAction::Accept,
         content: Some(request.requested_schema.as_ref().map(form_defaults).unwrap_or_default()),
         meta: None,
+    }
+}
+
+/// A handler with fixed answers, for tests, demos and conformance runs: it
+/// accepts every form with its defaults, answers sampling with a fixed text
+/// from the assistant, and lists fixed roots.
+#[derive(Debug, Clone, Default)]
+pub struct Canned {
+    /// What the "model" says.
+    pub sample_text: String,
+    /// The roots it lists.
+    pub roots: Vec<Root>,
+}
+
+impl ClientHandler for Canned {
+    fn capabilities(&self) -> ClientCapabilities {
+        capabilities(true, true, true)
+    }
+
+    fn elicit(&self, request: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async move { Ok(accept_defaults(&request)) })
+    }
+
+    fn sample(&self, _: CreateMessageRequestParams) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
+        let text = TextContent {
+            text: self.sample_text.clone(),
+            annotations: None,
+            meta: None,
+        };
+        Box::pin(async move {
+            Ok(CreateMessageResult {
+                role: Role::Assistant,
+                content: OneOrMany::One(SamplingContent::Text(text)),
+                model: "toolport-canned".into(),
+                stop_reason: Some("endTurn".into()),
+                meta: None,
+            })
+        })
+    }
+
+    fn roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
+        let roots = self.roots.clone();
+        Box::pin(async move { Ok(ListRootsResult { roots, meta: None }) })
     }
 }

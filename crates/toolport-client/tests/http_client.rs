@@ -44,6 +44,31 @@ impl ClientHandler for Defaults {
     }
 }
 
+/// Starts a `slow` call of a minute and waits (bounded) until the server runs it.
+async fn slow_call_running(
+    client: &Client,
+    server: &Running,
+) -> tokio::task::JoinHandle<Result<toolport_protocol::tools::CallToolResult, ClientError>> {
+    let started = server.counters.started.load(Ordering::SeqCst);
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("slow", json!({"ms": 60_000})).await }
+    });
+    let running = eventually(Duration::from_secs(5), || {
+        server.counters.started.load(Ordering::SeqCst) > started
+    });
+    assert!(running.await, "the slow call did not start");
+    call
+}
+
+/// Waits (bounded) until the server has seen `expected` cancelled runs.
+async fn assert_cancelled(server: &Running, expected: usize, what: &str) {
+    let seen = eventually(Duration::from_secs(5), || {
+        server.counters.cancelled.load(Ordering::SeqCst) == expected
+    });
+    assert!(seen.await, "{what}: the server did not see the call stop");
+}
+
 fn text(result: &toolport_protocol::tools::CallToolResult) -> String {
     result.content[0].as_text().unwrap_or_default().to_owned()
 }
@@ -132,40 +157,12 @@ async fn a_dropped_or_timed_out_call_stops_on_the_server_in_both_eras() {
             .unwrap_err();
         assert!(matches!(err, ClientError::Timeout(_)), "{err}");
         expected += 1;
-        assert!(
-            eventually(Duration::from_secs(5), || server
-                .counters
-                .cancelled
-                .load(Ordering::SeqCst)
-                == expected)
-            .await,
-            "{version:?}: the server did not see the timed-out call stop"
-        );
+        assert_cancelled(&server, expected, &format!("{version:?}: timed-out")).await;
         // Dropped by its caller: cancelled.
-        let started = server.counters.started.load(Ordering::SeqCst);
-        let call = tokio::spawn({
-            let client = client.clone();
-            async move { client.call_tool("slow", json!({"ms": 60_000})).await }
-        });
-        assert!(
-            eventually(Duration::from_secs(5), || server
-                .counters
-                .started
-                .load(Ordering::SeqCst)
-                > started)
-            .await
-        );
+        let call = slow_call_running(&client, &server).await;
         call.abort();
         expected += 1;
-        assert!(
-            eventually(Duration::from_secs(5), || server
-                .counters
-                .cancelled
-                .load(Ordering::SeqCst)
-                == expected)
-            .await,
-            "{version:?}: the server did not see the dropped call stop"
-        );
+        assert_cancelled(&server, expected, &format!("{version:?}: dropped")).await;
         client.close().await;
     }
 }
@@ -232,19 +229,7 @@ async fn a_stopped_server_fails_calls_fast_and_a_restarted_one_is_used_again() {
         );
         // Stop the server with a call in flight: the call fails (`slow` is
         // not safe to repeat) long before its timeout.
-        let started = server.counters.started.load(Ordering::SeqCst);
-        let call = tokio::spawn({
-            let client = client.clone();
-            async move { client.call_tool("slow", json!({"ms": 60_000})).await }
-        });
-        assert!(
-            eventually(Duration::from_secs(5), || server
-                .counters
-                .started
-                .load(Ordering::SeqCst)
-                > started)
-            .await
-        );
+        let call = slow_call_running(&client, &server).await;
         let stopped = Instant::now();
         server.stop().await;
         let err = call.await.unwrap().unwrap_err();

@@ -13,57 +13,25 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
-use toolport_client::handler::{self, BoxFuture, accept_defaults};
-use toolport_client::{CallOptions, Client, ClientError, ClientHandler, ClientOptions, ServerCommand, VersionPolicy};
-use toolport_protocol::capabilities::ClientCapabilities;
-use toolport_protocol::content::{OneOrMany, Role, SamplingContent, TextContent};
-use toolport_protocol::elicitation::{ElicitRequestParams, ElicitResult};
-use toolport_protocol::roots::{ListRootsResult, Root};
-use toolport_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use toolport_client::handler::Canned;
+use toolport_client::{CallOptions, Client, ClientError, ClientOptions, ServerCommand, VersionPolicy};
+use toolport_protocol::ProtocolVersion;
+use toolport_protocol::roots::Root;
 use toolport_protocol::tools::CallToolResult;
-use toolport_protocol::{ErrorObject, ProtocolVersion};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Answers like a cooperative user, model and file system.
-#[derive(Debug)]
-struct Answers;
-
-impl ClientHandler for Answers {
-    fn capabilities(&self) -> ClientCapabilities {
-        handler::capabilities(true, true, true)
-    }
-    fn elicit(&self, request: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
-        Box::pin(async move { Ok(accept_defaults(&request)) })
-    }
-    fn sample(&self, _: CreateMessageRequestParams) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
-        Box::pin(async {
-            Ok(CreateMessageResult {
-                role: Role::Assistant,
-                content: OneOrMany::One(SamplingContent::Text(TextContent {
-                    text: "forty-two".into(),
-                    annotations: None,
-                    meta: None,
-                })),
-                model: "test-model".into(),
-                stop_reason: Some("endTurn".into()),
-                meta: None,
-            })
-        })
-    }
-    fn roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
-        Box::pin(async {
-            Ok(ListRootsResult {
-                roots: vec![Root {
-                    uri: "file:///tmp/toolport-interop".into(),
-                    name: Some("scratch".into()),
-                    meta: None,
-                }],
-                meta: None,
-            })
-        })
+fn answers() -> Canned {
+    Canned {
+        sample_text: "forty-two".into(),
+        roots: vec![Root {
+            uri: "file:///tmp/toolport-interop".into(),
+            name: Some("scratch".into()),
+            meta: None,
+        }],
     }
 }
 
@@ -82,6 +50,11 @@ fn all_text(result: &CallToolResult) -> String {
         .filter_map(|c| c.as_text())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The progress values received so far.
+fn received(rx: &mut tokio::sync::mpsc::UnboundedReceiver<toolport_client::Progress>) -> Vec<f64> {
+    std::iter::from_fn(|| rx.try_recv().ok()).map(|p| p.progress).collect()
 }
 
 fn free_port() -> u16 {
@@ -156,10 +129,7 @@ async fn exercise_python(client: &Client, expected: ProtocolVersion) {
         .await
         .unwrap();
     assert_eq!(all_text(&counted), "counted 3");
-    let mut progress = Vec::new();
-    while let Ok(p) = rx.try_recv() {
-        progress.push(p.progress);
-    }
+    let progress = received(&mut rx);
     assert_eq!(progress, [1.0, 2.0, 3.0], "{expected}");
     assert_eq!(
         all_text(&client.call_tool("ask_name", json!({})).await.unwrap()),
@@ -221,7 +191,7 @@ async fn python_sdk_server_over_stdio_in_both_eras() {
         let command = ServerCommand::new(python(), [python_script().into_os_string(), "stdio".into()]);
         let client = Client::stdio(command)
             .options(options(version))
-            .handler(Answers)
+            .handler(answers())
             .connect()
             .await
             .unwrap();
@@ -247,7 +217,7 @@ async fn python_sdk_server_over_http_in_both_eras() {
     for (version, expected) in PYTHON_ERAS {
         let client = Client::http(format!("http://127.0.0.1:{port}/mcp"))
             .options(options(version))
-            .handler(Answers)
+            .handler(answers())
             .connect()
             .await
             .unwrap();
@@ -357,10 +327,7 @@ async fn exercise_everything(client: &Client) {
         )
         .await
         .unwrap();
-    let mut progress = Vec::new();
-    while let Ok(p) = rx.try_recv() {
-        progress.push(p.progress);
-    }
+    let progress = received(&mut rx);
     assert_eq!(progress, [1.0, 2.0, 3.0]);
     let resources = client.list_resources().await.unwrap();
     assert!(!resources.is_empty());
@@ -375,7 +342,7 @@ async fn typescript_reference_server_over_stdio() {
     let command = ServerCommand::new("node", [everything().into_os_string(), "stdio".into()]);
     let client = Client::stdio(command)
         .options(options(VersionPolicy::Auto))
-        .handler(Answers)
+        .handler(answers())
         .connect()
         .await
         .unwrap();
@@ -404,7 +371,7 @@ async fn typescript_reference_server_over_http() {
     wait_for_port(port);
     let client = Client::http(format!("http://127.0.0.1:{port}/mcp"))
         .options(options(VersionPolicy::Auto))
-        .handler(Answers)
+        .handler(answers())
         .connect()
         .await
         .unwrap();

@@ -16,53 +16,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use toolport_client::handler::{self, BoxFuture, accept_defaults};
-use toolport_client::{Client, ClientError, ClientHandler, TokenProvider};
-use toolport_protocol::ErrorObject;
-use toolport_protocol::capabilities::ClientCapabilities;
-use toolport_protocol::content::{OneOrMany, Role, SamplingContent, TextContent};
-use toolport_protocol::elicitation::{ElicitRequestParams, ElicitResult};
-use toolport_protocol::roots::ListRootsResult;
-use toolport_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
-
-/// Answers every question the way a cooperative user and model would.
-#[derive(Debug)]
-struct Cooperative;
-
-impl ClientHandler for Cooperative {
-    fn capabilities(&self) -> ClientCapabilities {
-        handler::capabilities(true, true, true)
-    }
-
-    fn elicit(&self, request: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
-        Box::pin(async move { Ok(accept_defaults(&request)) })
-    }
-
-    fn sample(&self, _: CreateMessageRequestParams) -> BoxFuture<'_, Result<CreateMessageResult, ErrorObject>> {
-        Box::pin(async {
-            Ok(CreateMessageResult {
-                role: Role::Assistant,
-                content: OneOrMany::One(SamplingContent::Text(TextContent {
-                    text: "This is a test response from the client".into(),
-                    annotations: None,
-                    meta: None,
-                })),
-                model: "test-model".into(),
-                stop_reason: Some("endTurn".into()),
-                meta: None,
-            })
-        })
-    }
-
-    fn roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
-        Box::pin(async {
-            Ok(ListRootsResult {
-                roots: Vec::new(),
-                meta: None,
-            })
-        })
-    }
-}
+use toolport_client::handler::Canned;
+use toolport_client::{Client, ClientError, TokenProvider};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -86,7 +41,12 @@ async fn main() -> ExitCode {
 }
 
 async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientError> {
-    let mut builder = Client::http(url).handler(Cooperative);
+    // Answers every question the way a cooperative user and model would.
+    let answers = Canned {
+        sample_text: "This is a test response from the client".into(),
+        roots: Vec::new(),
+    };
+    let mut builder = Client::http(url).handler(answers);
     if let Some(provider) = token_provider(scenario, context) {
         builder = builder.auth(provider);
     }

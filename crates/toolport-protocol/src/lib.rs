@@ -27,6 +27,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod meta;
 pub mod mrtr;
+pub mod param_headers;
 pub mod progress;
 pub mod prompts;
 pub mod resources;

@@ -73,100 +73,7 @@ fn strip_nonstandard_formats(value: &mut Value) {
     }
 }
 
-/// A tool argument mirrored into an `Mcp-Param-{name}` HTTP header
-/// (`x-mcp-header`, 2026-07-28 `basic/transports/streamable-http`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeaderParam {
-    /// The `{name}` part of the header name, as the schema spells it.
-    pub name: String,
-    /// The chain of `properties` keys from the schema root to the argument.
-    pub path: Vec<String>,
-    /// The argument's primitive type.
-    pub kind: HeaderParamKind,
-}
-
-/// The types an `x-mcp-header` argument may have.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HeaderParamKind {
-    /// A string, sent as it is.
-    String,
-    /// An integer, compared numerically.
-    Integer,
-    /// `true` or `false`.
-    Boolean,
-}
-
-/// The `x-mcp-header` annotations of an input schema, or why they are invalid
-/// (empty or non-token names, duplicates, non-primitive types, or an
-/// annotation not reachable through `properties` alone).
-pub fn header_params(schema: &Map<String, Value>) -> Result<Vec<HeaderParam>, String> {
-    let mut found = Vec::new();
-    collect_header_params(schema, &mut Vec::new(), &mut found)?;
-    let mut seen = std::collections::BTreeSet::new();
-    for p in &found {
-        if !seen.insert(p.name.to_ascii_lowercase()) {
-            return Err(format!("x-mcp-header {:?} is used twice", p.name));
-        }
-    }
-    // Annotations anywhere else (items, anyOf, $defs...) make the tool invalid.
-    let reachable = found.len();
-    if count_annotations(&Value::Object(schema.clone())) != reachable {
-        return Err("x-mcp-header may only annotate properties reachable through `properties`".into());
-    }
-    Ok(found)
-}
-
-fn collect_header_params(
-    schema: &Map<String, Value>,
-    path: &mut Vec<String>,
-    out: &mut Vec<HeaderParam>,
-) -> Result<(), String> {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
-        return Ok(());
-    };
-    for (key, property) in properties {
-        let Some(property) = property.as_object() else { continue };
-        path.push(key.clone());
-        if let Some(name) = property.get("x-mcp-header") {
-            let name = name.as_str().ok_or("x-mcp-header must be a string")?;
-            let token = !name.is_empty()
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-            if !token {
-                return Err(format!("x-mcp-header {name:?} is not an HTTP header name token"));
-            }
-            let kind = match property.get("type").and_then(Value::as_str) {
-                Some("string") => HeaderParamKind::String,
-                Some("integer") => HeaderParamKind::Integer,
-                Some("boolean") => HeaderParamKind::Boolean,
-                other => {
-                    return Err(format!(
-                        "x-mcp-header {name:?} annotates a {other:?}, not a string, integer or boolean"
-                    ));
-                }
-            };
-            out.push(HeaderParam {
-                name: name.to_owned(),
-                path: path.clone(),
-                kind,
-            });
-        }
-        collect_header_params(property, path, out)?;
-        path.pop();
-    }
-    Ok(())
-}
-
-fn count_annotations(value: &Value) -> usize {
-    match value {
-        Value::Object(map) => {
-            usize::from(map.contains_key("x-mcp-header")) + map.values().map(count_annotations).sum::<usize>()
-        }
-        Value::Array(items) => items.iter().map(count_annotations).sum(),
-        _ => 0,
-    }
-}
+pub use toolport_protocol::param_headers::{HeaderParam, HeaderParamKind, header_params};
 
 /// Checks arguments against a tool's input schema.
 pub(crate) struct ArgumentValidator {
@@ -241,35 +148,6 @@ mod tests {
     #[allow(dead_code)]
     struct Inner {
         id: u32,
-    }
-
-    #[test]
-    fn header_params_are_found_and_checked() {
-        let schema = serde_json::json!({"type": "object", "properties": {
-            "region": {"type": "string", "x-mcp-header": "Region"},
-            "nested": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}},
-            "plain": {"type": "string"}
-        }});
-        let params = header_params(schema.as_object().unwrap()).unwrap();
-        assert_eq!(params.len(), 2);
-        assert_eq!(
-            params[1],
-            HeaderParam {
-                name: "Region".into(),
-                path: vec!["region".into()],
-                kind: HeaderParamKind::String
-            }
-        );
-        assert_eq!(params[0].path, ["nested", "n"]);
-        for bad in [
-            serde_json::json!({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
-            serde_json::json!({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
-            serde_json::json!({"properties": {"a": {"type": "string", "x-mcp-header": "has space"}}}),
-            serde_json::json!({"properties": {"a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}}),
-            serde_json::json!({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "X"}}}}),
-        ] {
-            assert!(header_params(bad.as_object().unwrap()).is_err(), "{bad}");
-        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
 #[command(
@@ -36,6 +37,8 @@ enum Command {
         #[command(subcommand)]
         action: AuditAction,
     },
+    #[command(flatten)]
+    Client(toolport::client_cli::ClientCommand),
 }
 
 #[derive(Subcommand)]
@@ -56,21 +59,37 @@ enum AuditAction {
     },
 }
 
+/// Runs a command's future on a fresh runtime; prints its error, if any.
+fn block_on(label: &str, work: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("{label}: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(work) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{label}: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Serve(args) => serve::run(args),
-        Command::Bench(args) => {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-                .expect("a tokio runtime");
-            match runtime.block_on(bench::run(args)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("toolport bench: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
+        Command::Bench(args) => block_on("toolport bench", bench::run(args)),
+        Command::Client(command) => {
+            // Logs go to stderr, quietly unless TOOLPORT_LOG asks for more.
+            let filter = EnvFilter::try_from_env("TOOLPORT_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));
+            tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .init();
+            block_on("error", command.run())
         }
         Command::Config {
             action: ConfigAction::Check { file },

@@ -1,0 +1,420 @@
+//! `toolport tools | call | resources | read | prompts | prompt`: talk to any
+//! MCP server from the command line, over Streamable HTTP (`--server URL`)
+//! or stdio (`-- COMMAND ARGS...`). Tables for people, `--json` for scripts,
+//! and every failure says what to do about it.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use toolport_client::handler::{self, BoxFuture};
+use toolport_client::{Client, ClientError, ClientHandler, ClientOptions, ServerCommand, StaticToken, VersionPolicy};
+use toolport_protocol::ErrorObject;
+use toolport_protocol::capabilities::ClientCapabilities;
+use toolport_protocol::content::{ContentBlock, ResourceContents};
+use toolport_protocol::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
+
+/// The client subcommands of `toolport`.
+#[derive(Debug, Subcommand)]
+pub enum ClientCommand {
+    /// List the server's tools.
+    Tools(Target),
+    /// Call a tool.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments, as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// Where the server is.
+        #[command(flatten)]
+        target: Target,
+    },
+    /// List the server's resources and resource templates.
+    Resources(Target),
+    /// Read a resource.
+    Read {
+        /// The resource's URI.
+        uri: String,
+        /// Where the server is.
+        #[command(flatten)]
+        target: Target,
+    },
+    /// List the server's prompts.
+    Prompts(Target),
+    /// Get a prompt.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// An argument, as NAME=VALUE (repeat for more).
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        args: Vec<String>,
+        /// Where the server is.
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
+/// Where the server is and how to talk to it.
+#[derive(Debug, Args)]
+pub struct Target {
+    /// The server's MCP endpoint (Streamable HTTP), for example http://127.0.0.1:8080/mcp.
+    #[arg(long, env = "TOOLPORT_SERVER")]
+    server: Option<String>,
+    /// Print the result as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Seconds to wait for each answer.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// The protocol version: auto (try 2026-07-28, fall back to the handshake) or a version.
+    #[arg(long, default_value = "auto")]
+    protocol: VersionPolicy,
+    /// A bearer token for HTTP servers that require one.
+    #[arg(long, env = "TOOLPORT_BEARER", hide_env_values = true)]
+    bearer: Option<String>,
+    /// The server command to run over stdio, after `--` (instead of --server).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+impl ClientCommand {
+    /// Runs the command. On failure it prints what went wrong and what to do
+    /// about it, and exits with status 1.
+    pub async fn run(self) -> Result<()> {
+        let outcome = match &self {
+            ClientCommand::Tools(t)
+            | ClientCommand::Call { target: t, .. }
+            | ClientCommand::Resources(t)
+            | ClientCommand::Read { target: t, .. }
+            | ClientCommand::Prompts(t)
+            | ClientCommand::Prompt { target: t, .. } => match connect(t) {
+                Err(e) => Err(e),
+                Ok(client) => {
+                    let outcome = self.execute(&client, t.json).await;
+                    client.close().await;
+                    outcome
+                }
+            },
+        };
+        if let Err(e) = outcome {
+            // A plain message for people (no backtrace), and exit status 1.
+            match e.downcast::<ClientError>() {
+                Ok(e) => eprintln!("error: {e}\n  what to do: {}", e.hint()),
+                Err(e) => eprintln!("error: {e:#}"),
+            }
+            std::process::exit(1);
+        }
+        Ok(())
+    }
+
+    async fn execute(&self, client: &Client, json: bool) -> Result<()> {
+        match self {
+            ClientCommand::Tools(_) => {
+                let tools = client.list_tools().await?;
+                if json {
+                    return print_json(&tools);
+                }
+                let rows = tools
+                    .iter()
+                    .map(|t| vec![t.name.clone(), summary(t.description.as_deref().or(t.title.as_deref()))])
+                    .collect();
+                print_table(&["TOOL", "DESCRIPTION"], rows, "no tools");
+            }
+            ClientCommand::Call { name, args, .. } => {
+                let arguments: Value = serde_json::from_str(args).map_err(|e| {
+                    anyhow!(
+                        "--args is not valid JSON ({e}); pass an object, for example --args '{{\"city\": \"Paris\"}}'"
+                    )
+                })?;
+                if !arguments.is_object() {
+                    bail!("--args must be a JSON object, for example --args '{{\"city\": \"Paris\"}}'");
+                }
+                let result = client.call_tool(name, arguments).await?;
+                if json {
+                    print_json(&result)?;
+                } else {
+                    print_content(&result.content);
+                    if result.content.is_empty()
+                        && let Some(structured) = &result.structured_content
+                    {
+                        println!("{}", serde_json::to_string_pretty(structured)?);
+                    }
+                }
+                if result.is_error == Some(true) {
+                    bail!("the tool {name} reported an error (shown above); check its arguments with `toolport tools`");
+                }
+            }
+            ClientCommand::Resources(_) => {
+                let resources = client.list_resources().await?;
+                let templates = match client.list_resource_templates().await {
+                    Ok(t) => t,
+                    Err(ClientError::Remote(e)) if e.code == toolport_protocol::ErrorCode::METHOD_NOT_FOUND => {
+                        Vec::new()
+                    }
+                    Err(e) => return Err(e.into()),
+                };
+                if json {
+                    return print_json(&serde_json::json!({"resources": resources, "resourceTemplates": templates}));
+                }
+                let mut rows: Vec<Vec<String>> = resources
+                    .iter()
+                    .map(|r| vec![r.uri.clone(), r.name.clone(), r.mime_type.clone().unwrap_or_default()])
+                    .collect();
+                rows.extend(templates.iter().map(|t| {
+                    vec![
+                        t.uri_template.clone(),
+                        format!("{} (template)", t.name),
+                        t.mime_type.clone().unwrap_or_default(),
+                    ]
+                }));
+                print_table(&["URI", "NAME", "MIME TYPE"], rows, "no resources");
+            }
+            ClientCommand::Read { uri, .. } => {
+                let result = client.read_resource(uri).await?;
+                if json {
+                    return print_json(&result);
+                }
+                for contents in &result.contents {
+                    print_resource(contents);
+                }
+            }
+            ClientCommand::Prompts(_) => {
+                let prompts = client.list_prompts().await?;
+                if json {
+                    return print_json(&prompts);
+                }
+                let rows = prompts
+                    .iter()
+                    .map(|p| {
+                        let args: Vec<String> = p
+                            .arguments
+                            .iter()
+                            .flatten()
+                            .map(|a| {
+                                if a.required == Some(true) {
+                                    a.name.clone()
+                                } else {
+                                    format!("[{}]", a.name)
+                                }
+                            })
+                            .collect();
+                        vec![p.name.clone(), args.join(" "), summary(p.description.as_deref())]
+                    })
+                    .collect();
+                print_table(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], rows, "no prompts");
+            }
+            ClientCommand::Prompt { name, args, .. } => {
+                let mut arguments = BTreeMap::new();
+                for arg in args {
+                    let (k, v) = arg
+                        .split_once('=')
+                        .ok_or_else(|| anyhow!("--arg {arg:?} is not NAME=VALUE, for example --arg city=Paris"))?;
+                    arguments.insert(k.to_owned(), v.to_owned());
+                }
+                let result = client.get_prompt(name, arguments).await?;
+                if json {
+                    return print_json(&result);
+                }
+                if let Some(description) = &result.description {
+                    println!("# {description}");
+                }
+                for message in &result.messages {
+                    let role = serde_json::to_value(message.role)?;
+                    print!("{}: ", role.as_str().unwrap_or("?"));
+                    print_content(std::slice::from_ref(&message.content));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn connect(target: &Target) -> Result<Client> {
+    let options = ClientOptions {
+        client_info: toolport_protocol::capabilities::Implementation::new("toolport-cli", env!("CARGO_PKG_VERSION")),
+        version: target.protocol,
+        request_timeout: Duration::from_secs(target.timeout.max(1)),
+        probe_timeout: Duration::from_secs(target.timeout.clamp(1, 10)),
+        ..ClientOptions::default()
+    };
+    let builder = match (&target.server, target.command.split_first()) {
+        (Some(_), Some(_)) => bail!("give either --server URL or -- COMMAND, not both"),
+        (None, None) => bail!(
+            "no server given: use --server http://HOST:PORT/mcp for HTTP, or -- COMMAND ARGS... to run one over stdio"
+        ),
+        (Some(url), None) => {
+            let builder = Client::http(url);
+            match &target.bearer {
+                Some(token) => builder.auth(StaticToken::new(token)),
+                None => builder,
+            }
+        }
+        (None, Some((program, args))) => Client::stdio(ServerCommand::new(program, args)),
+    };
+    let builder = builder.options(options);
+    let builder = if std::io::stdin().is_terminal() {
+        builder.handler(Terminal)
+    } else {
+        builder
+    };
+    Ok(builder.build()?)
+}
+
+/// Answers elicitation by asking the person at the terminal.
+#[derive(Debug)]
+struct Terminal;
+
+impl ClientHandler for Terminal {
+    fn capabilities(&self) -> ClientCapabilities {
+        handler::capabilities(true, false, false)
+    }
+
+    fn elicit(&self, request: ElicitRequestParams) -> BoxFuture<'_, Result<ElicitResult, ErrorObject>> {
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || ask(&request))
+                .await
+                .map_err(ErrorObject::internal)?
+                .map_err(ErrorObject::internal)
+        })
+    }
+}
+
+/// Asks for each field of a form on stderr; an empty line takes the
+/// default, `!` declines.
+fn ask(request: &ElicitRequestParams) -> std::io::Result<ElicitResult> {
+    let mut err = std::io::stderr();
+    writeln!(
+        err,
+        "the server asks: {} (enter accepts the [default], ! declines)",
+        request.message
+    )?;
+    let mut content = Map::new();
+    let properties = request
+        .requested_schema
+        .as_ref()
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let stdin = std::io::stdin();
+    for (name, schema) in properties {
+        let kind = schema.get("type").and_then(Value::as_str).unwrap_or("string");
+        let label = schema.get("title").and_then(Value::as_str).unwrap_or(&name);
+        let default = schema.get("default");
+        loop {
+            match default {
+                Some(d) => write!(err, "  {label} ({kind}) [{d}]: ")?,
+                None => write!(err, "  {label} ({kind}): ")?,
+            }
+            err.flush()?;
+            let mut line = String::new();
+            if stdin.lock().read_line(&mut line)? == 0 || line.trim() == "!" {
+                return Ok(ElicitResult {
+                    action: ElicitAction::Decline,
+                    content: None,
+                    meta: None,
+                });
+            }
+            let line = line.trim();
+            let value = match (line.is_empty(), default, kind) {
+                (true, Some(d), _) => Some(d.clone()),
+                (true, None, _) => None,
+                (false, _, "integer") => line.parse::<i64>().ok().map(Value::from),
+                (false, _, "number") => line.parse::<f64>().ok().map(Value::from),
+                (false, _, "boolean") => line.parse::<bool>().ok().map(Value::from),
+                (false, _, _) => Some(Value::from(line)),
+            };
+            match value {
+                Some(v) => {
+                    content.insert(name.clone(), v);
+                    break;
+                }
+                None if line.is_empty() => break,
+                None => writeln!(err, "  that is not a {kind}; try again")?,
+            }
+        }
+    }
+    Ok(ElicitResult {
+        action: ElicitAction::Accept,
+        content: Some(content),
+        meta: None,
+    })
+}
+
+fn print_json(value: &impl Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value).context("encode the result")?);
+    Ok(())
+}
+
+/// The first line of a description, at most 80 characters.
+fn summary(text: Option<&str>) -> String {
+    let line = text.unwrap_or("").lines().next().unwrap_or("").trim();
+    if line.chars().count() > 80 {
+        format!("{}…", line.chars().take(79).collect::<String>())
+    } else {
+        line.to_owned()
+    }
+}
+
+fn print_table(headers: &[&str], rows: Vec<Vec<String>>, empty: &str) {
+    if rows.is_empty() {
+        eprintln!("({empty})");
+        return;
+    }
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let last = cells.len() - 1;
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == last {
+                    (*c).to_owned()
+                } else {
+                    format!("{c:<w$}", w = widths[i])
+                }
+            })
+            .collect();
+        println!("{}", parts.join("  ").trim_end());
+    };
+    line(headers.to_vec());
+    for row in &rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+}
+
+fn print_content(content: &[ContentBlock]) {
+    for block in content {
+        match block {
+            ContentBlock::Text(t) => println!("{}", t.text),
+            ContentBlock::Image(i) => println!("[image {}, {} bytes of base64]", i.mime_type, i.data.len()),
+            ContentBlock::Audio(a) => println!("[audio {}, {} bytes of base64]", a.mime_type, a.data.len()),
+            ContentBlock::ResourceLink(r) => println!("[link {} ({})]", r.uri, r.name),
+            ContentBlock::Resource(r) => print_resource(&r.resource),
+            other => println!("{}", serde_json::to_string(other).unwrap_or_default()),
+        }
+    }
+}
+
+fn print_resource(contents: &ResourceContents) {
+    match (&contents.text, &contents.blob) {
+        (Some(text), _) => println!("{text}"),
+        (None, Some(blob)) => println!(
+            "[{} {}, {} bytes of base64]",
+            contents.uri,
+            contents.mime_type.as_deref().unwrap_or("application/octet-stream"),
+            blob.len()
+        ),
+        (None, None) => println!("[{} is empty]", contents.uri),
+    }
+}

@@ -102,6 +102,7 @@ impl BoundServer {
         let BoundServer { listener, state } = self;
         let graceful = GracefulShutdown::new();
         let reaper = tokio::spawn(reap(state.clone()));
+        let mut connections = tokio::task::JoinSet::new();
         tokio::pin!(shutdown);
         loop {
             let (stream, peer) = tokio::select! {
@@ -128,7 +129,9 @@ impl BoundServer {
             });
             let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
             let connection = graceful.watch(connection);
-            tokio::spawn(async move {
+            // Finished connections are reaped as new ones arrive, so the set stays small.
+            while connections.try_join_next().is_some() {}
+            connections.spawn(async move {
                 if let Err(e) = connection.await {
                     tracing::debug!(%peer, error = %e, "connection ended with an error");
                 }
@@ -143,8 +146,13 @@ impl BoundServer {
             .await
             .is_err()
         {
-            tracing::warn!("connections still open after the shutdown grace period were dropped");
+            tracing::warn!(
+                open = connections.len(),
+                "connections still open after the shutdown grace period were closed"
+            );
         }
+        // Whatever is left (a stream that never ends) is stopped, not leaked.
+        connections.shutdown().await;
         Ok(())
     }
 }

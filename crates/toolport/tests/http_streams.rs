@@ -206,3 +206,50 @@ async fn shutdown_lets_in_flight_requests_finish() {
         "no longer accepting"
     );
 }
+
+#[tokio::test]
+async fn shutdown_closes_streams_that_would_never_end() {
+    let grace = Duration::from_millis(300);
+    let mut s = TestServer::demo(HttpConfig {
+        shutdown_grace: grace,
+        ..HttpConfig::default()
+    })
+    .await;
+    // A 2026-07-28 listen stream only ends when the server does.
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{{"notifications":{{"toolsListChanged":true}},{MODERN_META}}}}}"#
+    );
+    let mut listen = send(s.addr, "POST", &modern_headers("subscriptions/listen", None), &body).await;
+    listen.next_message().await.expect("the acknowledgement");
+    // A long call on another connection outlives the grace period.
+    let call = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"long_task","arguments":{{"steps":1000,"step_ms":100}},{MODERN_META}}}}}"#
+    );
+    let addr = s.addr;
+    let slow =
+        tokio::spawn(async move { send(addr, "POST", &modern_headers("tools/call", Some("long_task")), &call).await });
+    let mut started = false;
+    for _ in 0..200 {
+        if jobs(&s).await["started"] == 1 {
+            started = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(started);
+    s.stop();
+    tokio::time::timeout(Duration::from_secs(10), &mut s.done)
+        .await
+        .expect("serve returns after the grace period")
+        .unwrap()
+        .unwrap();
+    // The listen stream ended with its result; the slow call's connection was closed.
+    let mut ended_with_result = false;
+    while let Some((_, message)) = listen.next_message().await {
+        ended_with_result |= message["id"] == "L" && message.get("result").is_some();
+    }
+    assert!(ended_with_result);
+    let _ = tokio::time::timeout(Duration::from_secs(10), slow)
+        .await
+        .expect("the slow call's connection ends");
+}

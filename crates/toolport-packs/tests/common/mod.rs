@@ -3,6 +3,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod sql;
+
 use std::time::Duration;
 
 use serde_json::value::RawValue;

@@ -11,24 +11,28 @@ use crate::sql::{SqlConfig, SqlError, SqlPack};
 /// Settings of both packs; every field has a safe default, so `{}` (or
 /// `PacksConfig::default()`) serves the current directory read-only and the
 /// demo SQLite database.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PacksConfig {
-    /// The filesystem pack; `None` in a config file as `fs = false` is not
-    /// supported: leave the pack out with [`PacksConfig::enable_fs`].
+    /// The filesystem pack (leave it out with [`PacksConfig::enable_fs`]).
     pub fs: FsConfig,
     /// The SQL pack.
     pub sql: SqlConfig,
     /// Serve the filesystem pack (default on).
-    #[serde(default = "on")]
     pub enable_fs: bool,
     /// Serve the SQL pack (default on).
-    #[serde(default = "on")]
     pub enable_sql: bool,
 }
 
-fn on() -> bool {
-    true
+impl Default for PacksConfig {
+    fn default() -> Self {
+        PacksConfig {
+            fs: FsConfig::default(),
+            sql: SqlConfig::default(),
+            enable_fs: true,
+            enable_sql: true,
+        }
+    }
 }
 
 /// Where the packs keep data of their own (the demo database):
@@ -124,5 +128,28 @@ impl Packs {
             ));
         }
         lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_config_enables_both_packs_on_safe_defaults() {
+        let config: PacksConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(config, PacksConfig::default());
+        assert!(config.enable_fs && config.enable_sql);
+        assert_eq!(config.fs.roots, [crate::RootConfig::read_only(".")]);
+        assert_eq!(config.sql.database, None);
+        let custom: PacksConfig = serde_json::from_str(
+            r#"{"fs": {"roots": [{"path": "/srv", "writable": true}]}, "sql": {"max_rows": 10}, "enable_sql": false}"#,
+        )
+        .unwrap();
+        assert!(custom.fs.roots[0].writable && !custom.enable_sql && custom.sql.max_rows == 10);
+        assert!(
+            serde_json::from_str::<PacksConfig>(r#"{"fs": {"rots": []}}"#).is_err(),
+            "typos are errors"
+        );
     }
 }

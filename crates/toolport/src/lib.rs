@@ -1,4 +1,5 @@
 //! Toolport's command-line program, as a library so its parts (the demo
-//! server, the configuration) can be tested and reused.
+//! server, the packs server, the configuration) can be tested and reused.
 
 pub mod demo;
+pub mod packs;

@@ -1,6 +1,6 @@
 //! `toolport`: serve MCP, and talk to MCP servers.
 
-use toolport::demo;
+use toolport::{demo, packs};
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -20,7 +20,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the demo tools, resources and prompts.
+    /// Serve the ready packs (files in the current directory, read-only; a demo SQLite database), or the demo.
     Serve {
         /// Serve on stdin/stdout (one JSON-RPC message per line) instead of HTTP.
         #[arg(long)]
@@ -34,6 +34,12 @@ enum Command {
         /// Serve handshake-era requests without sessions, so any replica can answer any request.
         #[arg(long)]
         stateless: bool,
+        /// Serve the demo tools (echo, weather, a long task, ...) instead of the packs.
+        #[arg(long)]
+        demo: bool,
+        /// A JSON file with the packs' settings (see docs/packs.md); the defaults otherwise.
+        #[arg(long, env = "TOOLPORT_PACKS_CONFIG")]
+        packs_config: Option<std::path::PathBuf>,
     },
 }
 
@@ -52,12 +58,27 @@ fn main() -> Result<()> {
             bind,
             path,
             stateless,
-        } => runtime.block_on(serve(stdio, bind, path, stateless)),
+            demo,
+            packs_config,
+        } => runtime.block_on(serve(stdio, bind, path, stateless, demo, packs_config)),
     }
 }
 
-async fn serve(stdio: bool, bind: std::net::SocketAddr, path: String, stateless: bool) -> Result<()> {
-    let server = demo::server();
+async fn serve(
+    stdio: bool,
+    bind: std::net::SocketAddr,
+    path: String,
+    stateless: bool,
+    demo: bool,
+    packs_config: Option<std::path::PathBuf>,
+) -> Result<()> {
+    // `_running` owns the file watcher: it must live as long as the server.
+    let (server, _running, summary) = if demo {
+        (demo::server(), None, Vec::new())
+    } else {
+        let (server, running, summary) = packs::server(packs_config.as_deref()).await?;
+        (server, Some(running), summary)
+    };
     if stdio {
         server.serve_stdio().await;
         return Ok(());
@@ -73,6 +94,10 @@ async fn serve(stdio: bool, bind: std::net::SocketAddr, path: String, stateless:
     let address = bound.local_addr();
     eprintln!("toolport: serving MCP (2024-11-05 … 2026-07-28) at http://{address}{path}");
     eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
+    eprintln!("  or the MCP Inspector: npx @modelcontextprotocol/inspector (transport \"Streamable HTTP\", that URL)");
+    for line in summary {
+        eprintln!("  {line}");
+    }
     bound.serve(shutdown_signal()).await?;
     eprintln!("toolport: stopped");
     Ok(())

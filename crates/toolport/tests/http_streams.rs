@@ -12,15 +12,6 @@ use support::*;
 use toolport_http::HttpConfig;
 use toolport_server::{NoArgs, tool};
 
-fn legacy_headers(session: &str) -> Vec<(&str, &str)> {
-    vec![
-        JSON,
-        ACCEPT,
-        ("mcp-protocol-version", "2025-11-25"),
-        ("mcp-session-id", session),
-    ]
-}
-
 async fn jobs(s: &TestServer) -> Value {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":"j","method":"resources/read","params":{{"uri":"demo://jobs",{MODERN_META}}}}}"#

@@ -18,7 +18,7 @@ fn python() -> PathBuf {
 /// `toolport serve` on a free port; the child and its URL.
 fn http_server(extra: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolport"))
-        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
         .args(extra)
         .stderr(Stdio::piped())
         .spawn()
@@ -40,7 +40,7 @@ fn drive(mode: &str, expected_protocol: &str) {
     drive_target(
         mode,
         expected_protocol,
-        &["--", env!("CARGO_BIN_EXE_toolport"), "serve", "--stdio"],
+        &["--", env!("CARGO_BIN_EXE_toolport"), "serve", "--demo", "--stdio"],
     );
 }
 

@@ -148,12 +148,7 @@ fn keyword(statement: &Statement) -> String {
     let text = statement.to_string();
     let words: Vec<&str> = text.split_whitespace().take(2).collect();
     match words.as_slice() {
-        [first, second]
-            if matches!(
-                first.to_ascii_uppercase().as_str(),
-                "CREATE" | "DROP" | "ALTER" | "COPY"
-            ) =>
-        {
+        [first, second] if matches!(first.to_ascii_uppercase().as_str(), "CREATE" | "DROP" | "ALTER") => {
             format!("{} {}", first.to_ascii_uppercase(), second.to_ascii_uppercase())
         }
         [first, ..] => first.to_ascii_uppercase(),

@@ -311,14 +311,15 @@ impl Postgres {
 
     pub(crate) async fn describe(&self, table: &str) -> Result<TableDescription, SqlError> {
         let (schema, name) = table.split_once('.').unwrap_or(("public", table));
+        // pg_catalog, not information_schema, for the primary key: the
+        // latter hides constraints from a role that may only read.
         let (_, rows) = self
             .run(
                 "SELECT c.column_name::text, c.data_type::text, c.is_nullable = 'YES', c.column_default::text, \
-                   EXISTS (SELECT 1 FROM information_schema.table_constraints t \
-                           JOIN information_schema.key_column_usage k \
-                             ON k.constraint_name = t.constraint_name AND k.table_schema = t.table_schema \
-                           WHERE t.constraint_type = 'PRIMARY KEY' AND t.table_schema = c.table_schema \
-                             AND t.table_name = c.table_name AND k.column_name = c.column_name), \
+                   EXISTS (SELECT 1 FROM pg_index i \
+                           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) \
+                           WHERE i.indrelid = format('%I.%I', c.table_schema, c.table_name)::regclass \
+                             AND i.indisprimary AND a.attname = c.column_name), \
                    (SELECT table_type::text FROM information_schema.tables t \
                      WHERE t.table_schema = c.table_schema AND t.table_name = c.table_name) \
                  FROM information_schema.columns c WHERE c.table_schema = $1 AND c.table_name = $2 \

@@ -170,6 +170,16 @@ pub fn modern_headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'a st
 
 pub const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
+/// The headers of a handshake-era (2025-11-25) request in a session.
+pub fn legacy_headers(session: &str) -> Vec<(&str, &str)> {
+    vec![
+        JSON,
+        ACCEPT,
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", session),
+    ]
+}
+
 /// Initializes a handshake-era session; returns its id.
 pub async fn initialize(addr: SocketAddr, version: &str) -> String {
     let body = format!(

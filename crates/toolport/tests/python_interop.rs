@@ -5,36 +5,12 @@
 //! Needs a Python with `mcp` installed: `.ci/run` makes `.venv` at the
 //! repository root; `TOOLPORT_PYTHON` points elsewhere.
 
-use std::io::{BufRead, BufReader};
+mod support;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-fn python() -> PathBuf {
-    std::env::var_os("TOOLPORT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"))
-}
-
-/// `toolport serve` on a free port; the child and its URL.
-fn http_server(extra: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolport"))
-        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start toolport serve");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().expect("toolport prints where it listens").unwrap();
-    let url = first
-        .split(" at ")
-        .nth(1)
-        .expect("a URL on the first line")
-        .trim()
-        .to_owned();
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, url)
-}
+use support::{python, spawn_serve};
 
 fn drive(mode: &str, expected_protocol: &str) {
     drive_target(
@@ -45,7 +21,7 @@ fn drive(mode: &str, expected_protocol: &str) {
 }
 
 fn drive_http(mode: &str, expected_protocol: &str) {
-    let (mut server, url) = http_server(&[]);
+    let (mut server, url) = spawn_serve(Command::new(env!("CARGO_BIN_EXE_toolport")).arg("--demo"));
     drive_target(mode, expected_protocol, &[&url]);
     server.kill().unwrap();
     server.wait().unwrap();

@@ -12,6 +12,7 @@ use toolport_server::schema::schema_for;
 use toolport_server::{IntoToolOutput, Json, NoArgs, RequestContext, ServerBuilder, ToolError, tool};
 
 use super::error::FsError;
+use super::path::display;
 use super::sandbox::{etag, read_range};
 use super::{Shared, blocking, media, tree};
 use crate::time::system_time;
@@ -231,26 +232,27 @@ struct RootInfo {
     uri: String,
     /// Whether the write tools may change it.
     writable: bool,
+    /// The paths inside it this client may use ("." for all of it; fewer
+    /// when the client's own roots narrow access).
+    allowed: Vec<String>,
 }
 
 async fn list_roots(shared: Arc<Shared>, cx: RequestContext, _: NoArgs) -> Result<Json<Roots>, ToolError> {
-    // The roots this client may use: narrowed by its own roots, if any.
+    // The roots this client may use, and where its own roots narrow them.
     let access = shared.access(&cx).await?;
     let roots = shared
         .sandbox
         .roots
         .iter()
-        .filter(|r| {
-            shared
-                .sandbox
-                .target_in(&access, (*r).clone(), Default::default())
-                .is_ok()
-        })
-        .map(|r| RootInfo {
-            name: r.name.clone(),
-            path: r.path.display().to_string(),
-            uri: r.uri(std::path::Path::new("")),
-            writable: r.writable,
+        .filter_map(|r| {
+            let bases = access.bases(r);
+            (!bases.is_empty()).then(|| RootInfo {
+                name: r.name.clone(),
+                path: r.path.display().to_string(),
+                uri: r.uri(std::path::Path::new("")),
+                writable: r.writable,
+                allowed: bases.iter().map(|b| display(b)).collect(),
+            })
         })
         .collect();
     Ok(Json(Roots { roots }))

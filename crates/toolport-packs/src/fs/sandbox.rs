@@ -60,6 +60,18 @@ pub(crate) struct Access {
     grants: Vec<Grant>,
 }
 
+impl Access {
+    /// The directories of `root` this request may use, relative to it
+    /// (empty for all of it).
+    pub(crate) fn bases(&self, root: &Arc<Root>) -> Vec<PathBuf> {
+        self.grants
+            .iter()
+            .filter(|g| Arc::ptr_eq(&g.root, root))
+            .map(|g| g.base.clone())
+            .collect()
+    }
+}
+
 /// A root, or a directory inside it that the client's roots narrowed it to.
 #[derive(Debug, Clone)]
 struct Grant {

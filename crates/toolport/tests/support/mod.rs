@@ -3,7 +3,10 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -208,4 +211,41 @@ pub async fn initialize(addr: SocketAddr, version: &str) -> String {
     .await;
     assert_eq!(status, StatusCode::ACCEPTED);
     session
+}
+
+/// The Python with PyPI `mcp` installed: `.venv` at the repository root
+/// (made by `.ci/run`), or `TOOLPORT_PYTHON`.
+pub fn python() -> PathBuf {
+    std::env::var_os("TOOLPORT_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"))
+}
+
+/// Starts `toolport serve` (the command holds the binary and any arguments
+/// after `serve`) on a free port; the child and its URL.
+pub fn spawn_serve(command: &mut Command) -> (Child, String) {
+    let program = command.get_program().to_owned();
+    let extra: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+    let mut child = Command::new(program)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .envs(
+            command
+                .get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start toolport serve");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().expect("toolport prints where it listens").unwrap();
+    let url = first
+        .split(" at ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("a URL on the first line: {first}"))
+        .trim()
+        .to_owned();
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, url)
 }

@@ -5,11 +5,10 @@
 mod support;
 
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::json;
-use support::{python, spawn_serve};
+use support::{run_python, spawn_serve};
 
 fn drive(mode: &str, expected_protocol: &str) {
     let dir = tempfile::tempdir().unwrap();
@@ -30,27 +29,12 @@ fn drive(mode: &str, expected_protocol: &str) {
     });
     let config = dir.path().join("packs.json");
     std::fs::write(&config, settings.to_string()).unwrap();
-    let (mut server, url) = spawn_serve(
+    let (_server, url) = spawn_serve(
         Command::new(env!("CARGO_BIN_EXE_toolport"))
             .arg("--packs-config")
             .arg(&config),
     );
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/packs_client.py");
-    let output = Command::new(python())
-        .arg(script)
-        .args([mode, &url])
-        .arg(&root)
-        .output()
-        .expect("run the Python SDK client (is .venv set up? see .ci/run)");
-    server.kill().unwrap();
-    server.wait().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "python client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    let seen = run_python("packs_client.py", &[mode.as_ref(), url.as_ref(), root.as_os_str()]);
     assert_eq!(seen["protocol"], expected_protocol);
     assert_eq!(seen["roots_narrowed"], true);
     assert!(seen["roots_asked"].as_u64().unwrap() > 0, "{seen}");

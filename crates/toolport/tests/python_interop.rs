@@ -7,10 +7,9 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use support::{python, spawn_serve};
+use support::{run_python, spawn_serve};
 
 fn drive(mode: &str, expected_protocol: &str) {
     drive_target(
@@ -21,27 +20,14 @@ fn drive(mode: &str, expected_protocol: &str) {
 }
 
 fn drive_http(mode: &str, expected_protocol: &str) {
-    let (mut server, url) = spawn_serve(Command::new(env!("CARGO_BIN_EXE_toolport")).arg("--demo"));
+    let (_server, url) = spawn_serve(Command::new(env!("CARGO_BIN_EXE_toolport")).arg("--demo"));
     drive_target(mode, expected_protocol, &[&url]);
-    server.kill().unwrap();
-    server.wait().unwrap();
 }
 
 fn drive_target(mode: &str, expected_protocol: &str, target: &[&str]) {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_client.py");
-    let output = Command::new(python())
-        .arg(script)
-        .arg(mode)
-        .args(target)
-        .output()
-        .expect("run the Python SDK client (is .venv set up? see .ci/run)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "python client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    let mut args = vec![std::ffi::OsStr::new(mode)];
+    args.extend(target.iter().map(std::ffi::OsStr::new));
+    let seen = run_python("python_client.py", &args);
     assert_eq!(seen["protocol"], expected_protocol);
     assert_eq!(seen["cancelled"], true);
     assert_eq!(seen["elicitation"], true);

@@ -52,15 +52,7 @@ async fn read_media(shared: Arc<Shared>, cx: RequestContext, args: PathArgs) -> 
     let target = shared.sandbox.target(&access, args.root.as_deref(), &args.path)?;
     let cap = shared.limits.max_media_bytes;
     blocking(move || {
-        let (mut file, meta) = target.open_file()?;
-        if meta.len() > cap {
-            return Err(FsError::TooLarge {
-                path: target.display(),
-                size: meta.len(),
-                limit: cap,
-                hint: "",
-            });
-        }
+        let (mut file, _) = target.open_file_capped(cap, "")?;
         let bytes = read_range(&mut file, 0, cap).map_err(|e| target.fail(e))?;
         let data = STANDARD.encode(&bytes);
         match sniff(&bytes) {

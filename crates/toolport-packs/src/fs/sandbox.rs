@@ -254,6 +254,21 @@ impl Target {
         Ok((file, meta))
     }
 
+    /// Opens a regular file no larger than `cap` bytes; `hint` ends the
+    /// refusal of a larger one (what to use instead).
+    pub(crate) fn open_file_capped(&self, cap: u64, hint: &'static str) -> Result<(File, Metadata), FsError> {
+        let (file, meta) = self.open_file()?;
+        if meta.len() > cap {
+            return Err(FsError::TooLarge {
+                path: self.display(),
+                size: meta.len(),
+                limit: cap,
+                hint,
+            });
+        }
+        Ok((file, meta))
+    }
+
     /// Refuses directories, special files and files with several names.
     pub(crate) fn check_regular(&self, meta: &Metadata) -> Result<(), FsError> {
         if meta.is_dir() {

@@ -249,15 +249,7 @@ async fn edit_file(shared: Arc<Shared>, cx: RequestContext, args: EditArgs) -> R
     target.writable()?;
     let cap = shared.limits.max_write_bytes;
     blocking(move || {
-        let (mut file, meta) = target.open_file()?;
-        if meta.len() > cap {
-            return Err(FsError::TooLarge {
-                path: target.display(),
-                size: meta.len(),
-                limit: cap,
-                hint: "; use write_file",
-            });
-        }
+        let (mut file, meta) = target.open_file_capped(cap, "; use write_file")?;
         let before_tag = etag(&meta);
         if let Some(expected) = &args.if_match
             && *expected != before_tag

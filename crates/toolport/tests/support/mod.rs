@@ -221,9 +221,19 @@ pub fn python() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"))
 }
 
+/// A `toolport serve` child, killed when dropped (also when a test fails).
+pub struct Served(pub Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `toolport serve` (the command holds the binary and any arguments
 /// after `serve`) on a free port; the child and its URL.
-pub fn spawn_serve(command: &mut Command) -> (Child, String) {
+pub fn spawn_serve(command: &mut Command) -> (Served, String) {
     let program = command.get_program().to_owned();
     let extra: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
     let mut child = Command::new(program)
@@ -247,5 +257,25 @@ pub fn spawn_serve(command: &mut Command) -> (Child, String) {
         .to_owned();
     // Keep draining stderr so the server never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    (child, url)
+    (Served(child), url)
+}
+
+/// Runs a script of `tests/interop` with the Python SDK; asserts it
+/// succeeded and returns the JSON of its last line (what it saw).
+pub fn run_python(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(script);
+    let output = Command::new(python())
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("run the Python SDK client (is .venv set up? see .ci/run)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "python client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
 }

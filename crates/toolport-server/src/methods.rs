@@ -193,14 +193,14 @@ impl Server {
         params: Map<String, Value>,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let p: ReadResourceRequestParams = parse(params)?;
-        let (handler, variables) = if let Some(entry) = self.inner.resources.get(&p.uri) {
-            (entry.handler.clone(), BTreeMap::new())
+        let (handler, variables, cache) = if let Some(entry) = self.inner.resources.get(&p.uri) {
+            (entry.handler.clone(), BTreeMap::new(), entry.cache)
         } else {
             self.inner
                 .templates
                 .all()
                 .into_iter()
-                .find_map(|t| t.matcher.matches(&p.uri).map(|vars| (t.handler.clone(), vars)))
+                .find_map(|t| t.matcher.matches(&p.uri).map(|vars| (t.handler.clone(), vars, t.cache)))
                 .ok_or_else(|| resource_not_found(scope.version, &p.uri))?
         };
         let continuation = self.continuation(scope, &p.uri, None, p.input_responses, p.request_state)?;
@@ -219,13 +219,23 @@ impl Server {
             })
             .await;
         match ended {
-            Ended::Done(contents) => self.finish(
-                ReadResourceResult {
-                    contents,
-                    ..Default::default()
-                },
-                scope,
-            ),
+            Ended::Done(contents) => {
+                // The entry's own hints win over the server's; `finish` only
+                // fills what is still unset, and only for 2026-07-28.
+                let (ttl_ms, cache_scope) = match cache {
+                    Some(hints) if scope.stateless() => (Some(hints.ttl_ms), Some(hints.scope)),
+                    _ => (None, None),
+                };
+                self.finish(
+                    ReadResourceResult {
+                        contents,
+                        ttl_ms,
+                        cache_scope,
+                        ..Default::default()
+                    },
+                    scope,
+                )
+            }
             Ended::Failed(error) => self.fail(scope, error, &continuation, &cx),
         }
     }

@@ -11,6 +11,7 @@ use toolport_protocol::resources::{Resource, ResourceTemplate};
 use crate::completion::Completer;
 use crate::context::RequestContext;
 use crate::error::ResourceError;
+use crate::server::CacheHints;
 use crate::tool::BoxFuture;
 use crate::uri_template::UriTemplate;
 
@@ -45,6 +46,7 @@ where
 pub struct ResourceEntry {
     pub(crate) resource: Resource,
     pub(crate) handler: ErasedResourceFn,
+    pub(crate) cache: Option<CacheHints>,
 }
 
 impl fmt::Debug for ResourceEntry {
@@ -77,7 +79,15 @@ impl ResourceEntry {
         ResourceEntry {
             resource,
             handler: erase(handler),
+            cache: None,
         }
+    }
+
+    /// Cache hints for reads of this resource (2026-07-28), in place of the
+    /// server's `read_cache`.
+    pub fn cache(mut self, hints: CacheHints) -> Self {
+        self.cache = Some(hints);
+        self
     }
 
     /// The definition `resources/list` shows.
@@ -93,6 +103,7 @@ pub struct TemplateEntry {
     pub(crate) matcher: UriTemplate,
     pub(crate) handler: ErasedResourceFn,
     pub(crate) completers: BTreeMap<String, Completer>,
+    pub(crate) cache: Option<CacheHints>,
     pub(crate) error: Option<String>,
 }
 
@@ -121,8 +132,16 @@ impl TemplateEntry {
             matcher,
             handler: erase(handler),
             completers: BTreeMap::new(),
+            cache: None,
             error,
         }
+    }
+
+    /// Cache hints for reads of every resource this template matches
+    /// (2026-07-28), in place of the server's `read_cache`.
+    pub fn cache(mut self, hints: CacheHints) -> Self {
+        self.cache = Some(hints);
+        self
     }
 
     /// Completes the variable `name` with `completer`.

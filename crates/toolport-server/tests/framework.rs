@@ -12,11 +12,12 @@ use toolport_protocol::content::ResourceContents;
 use toolport_protocol::elicitation::ElicitRequestParams;
 use toolport_protocol::logging::LoggingLevel;
 use toolport_protocol::resources::{Resource, ResourceTemplate};
+use toolport_protocol::result::CacheScope;
 use toolport_rpc::PeerOptions;
 use toolport_rpc::stdio::from_async;
 use toolport_server::completion::from_list;
 use toolport_server::{
-    NoArgs, RequestContext, ResourceEntry, Server, ServerOptions, TemplateEntry, ToolError, prompt, tool,
+    CacheHints, NoArgs, RequestContext, ResourceEntry, Server, ServerOptions, TemplateEntry, ToolError, prompt, tool,
 };
 
 #[derive(Deserialize, JsonSchema)]
@@ -58,6 +59,15 @@ fn test_server(page_size: usize) -> Server {
             Resource::new("mem://a", "a"),
             |_cx, req| async move { ResourceContents::text(req.uri, None, "A") },
         ))
+        .resource(
+            ResourceEntry::new(Resource::new("mem://cached", "cached"), |_cx, req| async move {
+                ResourceContents::text(req.uri, None, "C")
+            })
+            .cache(CacheHints {
+                ttl_ms: 5000,
+                scope: CacheScope::Public,
+            }),
+        )
         .template(
             TemplateEntry::new(
                 ResourceTemplate {
@@ -67,6 +77,10 @@ fn test_server(page_size: usize) -> Server {
                 },
                 |_cx, req| async move { ResourceContents::text(req.uri.clone(), None, req.variables["id"].clone()) },
             )
+            .cache(CacheHints {
+                ttl_ms: 750,
+                scope: CacheScope::Private,
+            })
             .complete("id", from_list(["apple", "apricot", "banana"])),
         )
         .prompt(
@@ -370,5 +384,44 @@ async fn resources_templates_prompts_and_completion() {
     assert_eq!(
         client.recv().await,
         json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "mem://a"}})
+    );
+}
+
+#[tokio::test]
+async fn resources_and_templates_carry_their_own_cache_hints_in_2026_07_28_only() {
+    let server = test_server(100);
+    let mut client = Client::connect(&server);
+    let read = |uri: &str| modern(json!({ "uri": uri }));
+    let (answer, _) = client.request("resources/read", read("mem://cached")).await;
+    assert_eq!(
+        (
+            answer["result"]["ttlMs"].clone(),
+            answer["result"]["cacheScope"].clone()
+        ),
+        (json!(5000), json!("public"))
+    );
+    let (answer, _) = client.request("resources/read", read("mem://items/7")).await;
+    assert_eq!(
+        (
+            answer["result"]["ttlMs"].clone(),
+            answer["result"]["cacheScope"].clone()
+        ),
+        (json!(750), json!("private"))
+    );
+    // Without hints of its own, a resource gets the server's read_cache.
+    let (answer, _) = client.request("resources/read", read("mem://a")).await;
+    assert_eq!(
+        (
+            answer["result"]["ttlMs"].clone(),
+            answer["result"]["cacheScope"].clone()
+        ),
+        (json!(0), json!("private"))
+    );
+    client.initialize(json!({})).await;
+    let (answer, _) = client.request("resources/read", json!({"uri": "mem://cached"})).await;
+    assert_eq!(answer["result"]["contents"][0]["text"], "C");
+    assert!(
+        answer["result"].get("ttlMs").is_none() && answer["result"].get("cacheScope").is_none(),
+        "{answer}"
     );
 }

@@ -4,7 +4,8 @@
 //! Environment overrides: `TOOLPORT_<SECTION>__<KEY>` for any key (double
 //! underscore between levels, for example `TOOLPORT_HTTP__BIND` or
 //! `TOOLPORT_LIMITS__TOOLS__SEARCH__DEADLINE_MS`), and the familiar names
-//! `MCP_TRANSPORT`, `MAX_CONCURRENT_TOOLS` and `SESSION_TIMEOUT_SECONDS`.
+//! `MCP_TRANSPORT`, `MAX_CONCURRENT_TOOLS`, `SESSION_TIMEOUT_SECONDS` and
+//! `DB_POOL_SIZE`.
 //! Values are read as TOML (`10`, `true`, `["a", "b"]`), or as a string when
 //! they are not valid TOML.
 
@@ -32,6 +33,8 @@ pub struct Config {
     pub log: LogSection,
     /// Prometheus metrics at `/metrics`.
     pub metrics: MetricsSection,
+    /// The filesystem and SQL packs a bare `toolport serve` offers (docs/packs.md).
+    pub packs: toolport_packs::PacksConfig,
 }
 
 /// How the server is reached.
@@ -203,6 +206,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("MCP_TRANSPORT", "transport"),
     ("MAX_CONCURRENT_TOOLS", "limits.max_concurrent"),
     ("SESSION_TIMEOUT_SECONDS", "http.session_timeout_seconds"),
+    ("DB_POOL_SIZE", "packs.sql.pool_size"),
 ];
 
 impl Config {

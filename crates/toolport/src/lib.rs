@@ -1,6 +1,8 @@
 //! Toolport's command-line program, as a library so its parts (the demo
-//! server, the configuration, the client commands) can be tested and reused.
+//! server, the packs server, the configuration, the client commands) can be tested
+//! and reused.
 
 pub mod client_cli;
 pub mod config;
 pub mod demo;
+pub mod packs;

@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use toolport::config::{Config, LogFormat, Transport};
 use toolport::demo;
 use toolport_http::HttpServer;
+use toolport_packs::Packs;
 use toolport_server::Server;
 use toolport_server::audit::AuditLog;
 use tracing_subscriber::EnvFilter;
@@ -31,6 +32,12 @@ pub(crate) struct ServeArgs {
     /// Serve handshake-era requests without sessions, so any replica can answer any request.
     #[arg(long)]
     stateless: bool,
+    /// Serve the demo tools (echo, weather, a long task, ...) instead of the packs.
+    #[arg(long)]
+    demo: bool,
+    /// A JSON file with the packs' settings (see docs/packs.md), instead of the `[packs]` section.
+    #[arg(long, env = "TOOLPORT_PACKS_CONFIG")]
+    packs_config: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
@@ -53,6 +60,15 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     if args.stateless {
         config.http.sessions = false;
     }
+    if let Some(file) = &args.packs_config {
+        match toolport::packs::config(Some(file)) {
+            Ok(packs) => config.packs = packs,
+            Err(e) => {
+                eprintln!("toolport: configuration error: {e:#}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     init_logs(&config);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -61,7 +77,7 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config)) {
+    match runtime.block_on(serve(config, args.demo)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("toolport: {e:#}");
@@ -84,15 +100,27 @@ fn init_logs(config: &Config) {
     }
 }
 
-async fn serve(config: Config) -> Result<()> {
-    let mut builder = demo::install(Server::builder("toolport-demo", env!("CARGO_PKG_VERSION")).title("Toolport demo"))
-        .policies(config.limits.clone());
+async fn serve(config: Config, demo: bool) -> Result<()> {
+    // A bare `toolport serve` serves the packs; `--demo` the demo tools.
+    let packs = if demo {
+        None
+    } else {
+        Some(Packs::open(&config.packs).await?)
+    };
+    let mut builder = match &packs {
+        None => demo::install(Server::builder("toolport-demo", env!("CARGO_PKG_VERSION")).title("Toolport demo")),
+        Some(packs) => packs.install(toolport::packs::builder()),
+    }
+    .policies(config.limits.clone());
     if let Some(path) = &config.audit.path {
         let audit =
             AuditLog::open(path, config.audit.redact.clone()).with_context(|| format!("audit.path = {path:?}"))?;
         builder = builder.audit(audit);
     }
     let server = builder.build()?;
+    // The packs' file watcher lives as long as the server.
+    let _running = packs.as_ref().map(|p| p.start(&server)).transpose()?;
+    let summary = packs.as_ref().map(Packs::summary).unwrap_or_default();
     if config.transport == Transport::Stdio {
         server.serve_stdio().await;
         return Ok(());
@@ -113,7 +141,11 @@ async fn serve(config: Config) -> Result<()> {
     let address = bound.local_addr();
     eprintln!("toolport: serving MCP (2024-11-05 … 2026-07-28) at http://{address}{path}");
     eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
+    eprintln!("  or the MCP Inspector: npx @modelcontextprotocol/inspector (transport \"Streamable HTTP\", that URL)");
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
+    for line in summary {
+        eprintln!("  {line}");
+    }
     bound.serve(shutdown_signal()).await?;
     eprintln!("toolport: stopped");
     Ok(())

@@ -16,7 +16,7 @@ fn bench(args: &[&str]) -> std::process::Output {
 
 fn http_server() -> (std::process::Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolport"))
-        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -113,6 +113,7 @@ fn bench_measures_http_in_both_eras_and_stdio() {
         "--",
         env!("CARGO_BIN_EXE_toolport"),
         "serve",
+        "--demo",
         "--stdio",
     ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

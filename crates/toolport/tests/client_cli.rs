@@ -22,7 +22,7 @@ fn toolport(args: &[&str]) -> Output {
 /// Runs a client command against `toolport serve --stdio`.
 fn over_stdio(args: &[&str]) -> Output {
     let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--", TOOLPORT, "serve", "--stdio"]);
+    all.extend(["--", TOOLPORT, "serve", "--demo", "--stdio"]);
     toolport(&all)
 }
 
@@ -45,7 +45,7 @@ impl Drop for HttpServer {
 
 fn http_server() -> HttpServer {
     let mut child = Command::new(TOOLPORT)
-        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .spawn()
         .expect("start toolport serve");

@@ -8,7 +8,7 @@ use toolport_client::{Client, ClientError, ClientOptions, ServerCommand, Version
 use toolport_protocol::ProtocolVersion;
 
 fn serve_stdio() -> ServerCommand {
-    ServerCommand::new(env!("CARGO_BIN_EXE_toolport"), ["serve", "--stdio"])
+    ServerCommand::new(env!("CARGO_BIN_EXE_toolport"), ["serve", "--demo", "--stdio"])
 }
 
 fn options(version: VersionPolicy) -> ClientOptions {
@@ -59,7 +59,7 @@ async fn a_killed_server_fails_its_calls_fast_and_is_started_again() {
     std::fs::create_dir_all(&dir).unwrap();
     let pid_file = dir.join("pid");
     let script = format!(
-        "echo $$ > {}; exec {} serve --stdio",
+        "echo $$ > {}; exec {} serve --demo --stdio",
         pid_file.display(),
         env!("CARGO_BIN_EXE_toolport")
     );

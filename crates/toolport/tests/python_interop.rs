@@ -5,67 +5,29 @@
 //! Needs a Python with `mcp` installed: `.ci/run` makes `.venv` at the
 //! repository root; `TOOLPORT_PYTHON` points elsewhere.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod support;
 
-fn python() -> PathBuf {
-    std::env::var_os("TOOLPORT_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"))
-}
+use std::process::Command;
 
-/// `toolport serve` on a free port; the child and its URL.
-fn http_server(extra: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolport"))
-        .args(["serve", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start toolport serve");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().expect("toolport prints where it listens").unwrap();
-    let url = first
-        .split(" at ")
-        .nth(1)
-        .expect("a URL on the first line")
-        .trim()
-        .to_owned();
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    (child, url)
-}
+use support::{run_python, spawn_serve};
 
 fn drive(mode: &str, expected_protocol: &str) {
     drive_target(
         mode,
         expected_protocol,
-        &["--", env!("CARGO_BIN_EXE_toolport"), "serve", "--stdio"],
+        &["--", env!("CARGO_BIN_EXE_toolport"), "serve", "--demo", "--stdio"],
     );
 }
 
 fn drive_http(mode: &str, expected_protocol: &str) {
-    let (mut server, url) = http_server(&[]);
+    let (_server, url) = spawn_serve(Command::new(env!("CARGO_BIN_EXE_toolport")).arg("--demo"));
     drive_target(mode, expected_protocol, &[&url]);
-    server.kill().unwrap();
-    server.wait().unwrap();
 }
 
 fn drive_target(mode: &str, expected_protocol: &str, target: &[&str]) {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_client.py");
-    let output = Command::new(python())
-        .arg(script)
-        .arg(mode)
-        .args(target)
-        .output()
-        .expect("run the Python SDK client (is .venv set up? see .ci/run)");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "python client failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    let mut args = vec![std::ffi::OsStr::new(mode)];
+    args.extend(target.iter().map(std::ffi::OsStr::new));
+    let seen = run_python("python_client.py", &args);
     assert_eq!(seen["protocol"], expected_protocol);
     assert_eq!(seen["cancelled"], true);
     assert_eq!(seen["elicitation"], true);

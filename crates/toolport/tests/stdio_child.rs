@@ -26,7 +26,7 @@ impl Service for NoHandler {
 #[tokio::test]
 async fn a_spawned_child_answers_concurrent_requests_each_to_its_caller() {
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolport"));
-    command.args(["serve", "--stdio"]);
+    command.args(["serve", "--demo", "--stdio"]);
     let (transport, mut child) = spawn_child(command, DEFAULT_MAX_LINE).expect("spawn the server");
     let (peer, connection) = connect(
         transport,

@@ -19,7 +19,7 @@ const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":
 impl Server {
     fn start() -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolport"))
-            .args(["serve", "--stdio"])
+            .args(["serve", "--demo", "--stdio"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

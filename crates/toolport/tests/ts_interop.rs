@@ -22,7 +22,7 @@ fn sdk() -> PathBuf {
 #[ignore = "needs Node.js with npm @modelcontextprotocol/sdk (.ci/npm/sdk, made by .ci/run)"]
 fn typescript_sdk_client_over_streamable_http() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_toolport"))
-        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(["serve", "--demo", "--bind", "127.0.0.1:0"])
         .stderr(Stdio::piped())
         .spawn()
         .expect("start toolport serve");

@@ -3,7 +3,10 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -170,6 +173,16 @@ pub fn modern_headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'a st
 
 pub const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
+/// The headers of a handshake-era (2025-11-25) request in a session.
+pub fn legacy_headers(session: &str) -> Vec<(&str, &str)> {
+    vec![
+        JSON,
+        ACCEPT,
+        ("mcp-protocol-version", "2025-11-25"),
+        ("mcp-session-id", session),
+    ]
+}
+
 /// Initializes a handshake-era session; returns its id.
 pub async fn initialize(addr: SocketAddr, version: &str) -> String {
     let body = format!(
@@ -200,16 +213,6 @@ pub async fn initialize(addr: SocketAddr, version: &str) -> String {
     session
 }
 
-/// The headers of a handshake-era request on a session.
-pub fn legacy_headers(session: &str) -> Vec<(&str, &str)> {
-    vec![
-        JSON,
-        ACCEPT,
-        ("mcp-protocol-version", "2025-11-25"),
-        ("mcp-session-id", session),
-    ]
-}
-
 /// The demo server's `demo://jobs` counters (long_task runs started,
 /// completed, cancelled).
 pub async fn jobs(s: &TestServer) -> Value {
@@ -224,4 +227,71 @@ pub async fn jobs(s: &TestServer) -> Value {
     )
     .await;
     serde_json::from_str(answer["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+/// The Python with PyPI `mcp` installed: `.venv` at the repository root
+/// (made by `.ci/run`), or `TOOLPORT_PYTHON`.
+pub fn python() -> PathBuf {
+    std::env::var_os("TOOLPORT_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/bin/python"))
+}
+
+/// A `toolport serve` child, killed when dropped (also when a test fails).
+pub struct Served(pub Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `toolport serve` (the command holds the binary and any arguments
+/// after `serve`) on a free port; the child and its URL.
+pub fn spawn_serve(command: &mut Command) -> (Served, String) {
+    let program = command.get_program().to_owned();
+    let extra: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+    let mut child = Command::new(program)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
+        .envs(
+            command
+                .get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start toolport serve");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().expect("toolport prints where it listens").unwrap();
+    let url = first
+        .split(" at ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("a URL on the first line: {first}"))
+        .trim()
+        .to_owned();
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (Served(child), url)
+}
+
+/// Runs a script of `tests/interop` with the Python SDK; asserts it
+/// succeeded and returns the JSON of its last line (what it saw).
+pub fn run_python(script: &str, args: &[&std::ffi::OsStr]) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(script);
+    let output = Command::new(python())
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("run the Python SDK client (is .venv set up? see .ci/run)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "python client failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
 }

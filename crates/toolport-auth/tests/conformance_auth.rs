@@ -25,7 +25,11 @@ fn run(build: &str, args: &[&str]) -> String {
         .join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
     let output = Command::new(node)
         .arg(suite)
-        .args(["client", "--command", env!("CARGO_BIN_EXE_toolport-oauth-conformance-client")])
+        .args([
+            "client",
+            "--command",
+            env!("CARGO_BIN_EXE_toolport-oauth-conformance-client"),
+        ])
         .args(args)
         .output()
         .expect("run the conformance suite");
@@ -80,7 +84,10 @@ fn auth_scenarios_of_conformance_0_1_16() {
 #[ignore = "needs Node 22 and npm @modelcontextprotocol/conformance 0.2.0-alpha.12 (.ci/npm, made by .ci/run)"]
 fn auth_scenarios_of_conformance_alpha() {
     suite("conformance-alpha", &["--suite", "auth"]);
-    suite("conformance-alpha", &["--suite", "auth", "--spec-version", "2026-07-28"]);
+    suite(
+        "conformance-alpha",
+        &["--suite", "auth", "--spec-version", "2026-07-28"],
+    );
     scenarios(
         "conformance-alpha",
         &[

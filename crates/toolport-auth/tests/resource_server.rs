@@ -16,48 +16,8 @@ use jsonwebtoken::Algorithm;
 use serde_json::{Value, json};
 use toolport_auth::resource::{JwksSource, ResourceServer, ResourceServerConfig};
 use toolport_http::{HttpConfig, HttpServer};
-use toolport_protocol::content::ResourceContents;
-use toolport_protocol::resources::Resource;
-use toolport_server::{NoArgs, RequestContext, ResourceEntry, Server, tool};
 
 use common::*;
-
-fn server() -> Server {
-    Server::builder("protected", "1.0.0")
-        .tool(
-            tool("echo")
-                .description("Echoes.")
-                .handler(|_: NoArgs| async { "echo".to_owned() }),
-        )
-        .tool(
-            tool("delete_file")
-                .description("Deletes a file.")
-                .handler(|_: NoArgs| async { "deleted".to_owned() }),
-        )
-        .tool(
-            tool("whoami")
-                .description("Who is calling.")
-                .handler(|cx: RequestContext, _: NoArgs| async move {
-                    let p = cx.principal().cloned().unwrap_or_default();
-                    format!(
-                        "{}|{}|{}",
-                        p.subject,
-                        p.client_id.unwrap_or_default(),
-                        p.scopes.join(" ")
-                    )
-                }),
-        )
-        .resource(ResourceEntry::new(
-            Resource {
-                uri: "file:///notes".into(),
-                name: "notes".into(),
-                ..Default::default()
-            },
-            |_cx, req| async move { ResourceContents::text(req.uri, Some("text/plain"), "secret notes") },
-        ))
-        .build()
-        .unwrap()
-}
 
 fn config() -> ResourceServerConfig {
     let mut config = ResourceServerConfig::new(RESOURCE, ISSUER, JwksSource::Static(jwks(&["rsa-1", "ec-1"])))
@@ -87,7 +47,7 @@ async fn start(http: HttpConfig) -> Running {
         bind: "127.0.0.1:0".parse().unwrap(),
         ..http
     };
-    let bound = HttpServer::new(server(), http)
+    let bound = HttpServer::new(protected_server(), http)
         .with_authenticator(Arc::new(auth))
         .bind()
         .await

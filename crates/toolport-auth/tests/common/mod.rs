@@ -12,6 +12,9 @@ use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
+use toolport_protocol::content::ResourceContents;
+use toolport_protocol::resources::Resource;
+use toolport_server::{NoArgs, RequestContext, ResourceEntry, Server, tool};
 
 pub fn keys_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/keys")
@@ -165,4 +168,44 @@ pub async fn in_session(addr: SocketAddr, token: &str, session: &str, method: &s
         json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
     )
     .await
+}
+
+/// The MCP server the tests protect: `echo` (any caller), `delete_file`
+/// (needs `files:write` in the tests' configurations), `whoami` (reports
+/// the principal) and the resource `file:///notes`.
+pub fn protected_server() -> Server {
+    Server::builder("protected", "1.0.0")
+        .tool(
+            tool("echo")
+                .description("Echoes.")
+                .handler(|_: NoArgs| async { "echo".to_owned() }),
+        )
+        .tool(
+            tool("delete_file")
+                .description("Deletes a file.")
+                .handler(|_: NoArgs| async { "deleted".to_owned() }),
+        )
+        .tool(
+            tool("whoami")
+                .description("Who is calling.")
+                .handler(|cx: RequestContext, _: NoArgs| async move {
+                    let p = cx.principal().cloned().unwrap_or_default();
+                    format!(
+                        "{}|{}|{}",
+                        p.subject,
+                        p.client_id.unwrap_or_default(),
+                        p.scopes.join(" ")
+                    )
+                }),
+        )
+        .resource(ResourceEntry::new(
+            Resource {
+                uri: "file:///notes".into(),
+                name: "notes".into(),
+                ..Default::default()
+            },
+            |_cx, req| async move { ResourceContents::text(req.uri, Some("text/plain"), "secret notes") },
+        ))
+        .build()
+        .unwrap()
 }

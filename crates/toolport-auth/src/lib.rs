@@ -12,4 +12,6 @@
 pub mod client;
 pub mod http;
 pub mod mcp_http;
+pub mod pinning;
 pub mod resource;
+pub mod scan;

@@ -2,6 +2,8 @@
 
 use toolport::demo;
 
+mod scan;
+
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use toolport_http::{HttpConfig, HttpServer};
@@ -35,6 +37,8 @@ enum Command {
         #[arg(long)]
         stateless: bool,
     },
+    /// Scan MCP servers' tool definitions for hidden instructions (exit 1 on findings, 2 on errors).
+    Scan(scan::ScanArgs),
 }
 
 fn main() -> Result<()> {
@@ -53,6 +57,14 @@ fn main() -> Result<()> {
             path,
             stateless,
         } => runtime.block_on(serve(stdio, bind, path, stateless)),
+        Command::Scan(args) => match runtime.block_on(scan::run(args)) {
+            Ok(false) => Ok(()),
+            Ok(true) => std::process::exit(1),
+            Err(e) => {
+                eprintln!("toolport scan: {e:#}");
+                std::process::exit(2)
+            }
+        },
     }
 }
 

@@ -185,3 +185,32 @@ impl OAuthConfig {
         }
     }
 }
+
+/// A fixed bearer token (a CLI's `--bearer`, a service account's token):
+/// sent as is; a 401 or 403 is final.
+#[derive(Clone)]
+pub struct StaticToken(pub String);
+
+impl fmt::Debug for StaticToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StaticToken(<redacted>)")
+    }
+}
+
+impl TokenProvider for StaticToken {
+    fn token(&self) -> HttpFuture<'_, Result<Option<String>, AuthError>> {
+        Box::pin(async move { Ok(Some(self.0.clone())) })
+    }
+
+    fn on_unauthorized<'a>(&'a self, _: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
+        Box::pin(async {
+            Err(AuthError::Authorization(
+                "the server refused the configured token".into(),
+            ))
+        })
+    }
+
+    fn on_forbidden<'a>(&'a self, _: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
+        Box::pin(async { Err(AuthError::Forbidden("the configured token lacks a needed scope".into())) })
+    }
+}

@@ -66,6 +66,25 @@ impl OAuthClient {
             .unwrap_or_default()
     }
 
+    /// Treats the access token as expired (after a revocation, say): the
+    /// next [`TokenProvider::token`] refreshes it, or drops it when it
+    /// cannot be refreshed.
+    pub async fn expire_access_token(&self) {
+        if let Some(token) = self.state.lock().await.token.as_mut() {
+            token.expires_at = Some(std::time::Instant::now());
+        }
+    }
+
+    /// Whether a refresh token is held.
+    pub async fn can_refresh(&self) -> bool {
+        self.state
+            .lock()
+            .await
+            .token
+            .as_ref()
+            .is_some_and(|t| t.refresh_token.is_some())
+    }
+
     /// The registration in use with `issuer`, if any.
     pub async fn registration(&self, issuer: &str) -> Option<ClientRegistration> {
         self.state.lock().await.registrations.get(issuer).cloned()

@@ -8,6 +8,8 @@
 //!   signature, `alg: none` and missing scope are each refused with the
 //!   right status and challenge; a key it rotates is picked up without a
 //!   restart.
+//! - Its opaque tokens are accepted through introspection (RFC 7662) only
+//!   when issued for this resource.
 //! - The Toolport OAuth client completes authorization code + PKCE against
 //!   it (dynamic registration, its real login and consent pages, `iss`
 //!   checked) and calls a protected tool end to end.
@@ -29,7 +31,7 @@ use serde_json::{Value, json};
 use toolport_auth::client::{AuthError, OAuthClient, OAuthConfig, UserAgent};
 use toolport_auth::http::{HttpClient, HttpFuture, HyperClient};
 use toolport_auth::mcp_http::McpHttpCaller;
-use toolport_auth::resource::{JwksSource, ResourceServer, ResourceServerConfig};
+use toolport_auth::resource::{IntrospectionConfig, JwksSource, ResourceServer, ResourceServerConfig};
 use toolport_http::{HttpConfig, HttpServer};
 
 use common::{initialize_body, keys_dir, rpc};
@@ -302,6 +304,39 @@ async fn tokens_of_a_real_authorization_server_are_checked() {
     // And without any token: 401 pointing at the metadata.
     let answer = rpc(server.addr, None, &[], initialize_body()).await;
     assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Node 22 and npm oidc-provider 9.13.3 (.ci/npm, made by .ci/run)"]
+async fn opaque_tokens_are_introspected() {
+    let authority = AuthorizationServer::start("rsa-1", "rsa-1");
+    let issuer = authority.issuer.clone();
+    let server = protected(&issuer, |c| {
+        c.introspection = Some(IntrospectionConfig {
+            endpoint: format!("{issuer}/token/introspection"),
+            client_id: "mcp-resource-server".into(),
+            client_secret: "rs-secret".into(),
+        });
+    })
+    .await;
+    let opaque = authority.token("cc-opaque", "mcp:tools", &server.resource).await;
+    assert_eq!(opaque.split('.').count(), 1, "an opaque token, not a JWT");
+    let me = call_tool(&server, &opaque, "whoami").await;
+    assert_eq!(me.status, StatusCode::OK, "{}", me.text);
+    assert_eq!(me.body["result"]["content"][0]["text"], "cc-opaque|cc-opaque|mcp:tools");
+    let elsewhere = authority
+        .token("cc-opaque", "mcp:tools", "http://127.0.0.1:9/other")
+        .await;
+    let answer = call_tool(&server, &elsewhere, "whoami").await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        answer.challenge().contains("not issued for this resource"),
+        "{}",
+        answer.challenge()
+    );
+    let made_up = call_tool(&server, "not-a-token-this-server-issued", "whoami").await;
+    assert_eq!(made_up.status, StatusCode::UNAUTHORIZED);
+    assert!(made_up.challenge().contains("not active"), "{}", made_up.challenge());
 }
 
 /// A person at oidc-provider's development login and consent pages: follows

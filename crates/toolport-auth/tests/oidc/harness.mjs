@@ -45,6 +45,24 @@ function configuration(jwks) {
         token_endpoint_auth_method: 'client_secret_basic',
       },
       {
+        // Its tokens are opaque: the resource server must introspect them.
+        client_id: 'cc-opaque',
+        client_secret: 'cc-secret',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+      {
+        // The MCP server itself, for token introspection (RFC 7662).
+        client_id: 'mcp-resource-server',
+        client_secret: 'rs-secret',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+      {
         // Its tokens live two seconds: for the expiry test.
         client_id: 'cc-short',
         client_secret: 'cc-secret',
@@ -73,7 +91,7 @@ function configuration(jwks) {
           return {
             scope: 'mcp:tools files:write',
             audience: resource,
-            accessTokenFormat: 'jwt',
+            accessTokenFormat: client.clientId === 'cc-opaque' ? 'opaque' : 'jwt',
             accessTokenTTL: client.clientId === 'cc-short' ? 2 : 300,
             jwt: { sign: { alg: 'RS256' } },
           };

@@ -173,6 +173,18 @@ fn call(name: &str) -> Value {
     })
 }
 
+/// A token `client` got for another resource is refused as not ours.
+async fn refuses_other_audiences(authority: &AuthorizationServer, server: &McpServer, client: &str) {
+    let elsewhere = authority.token(client, "mcp:tools", "http://127.0.0.1:9/other").await;
+    let answer = call_tool(server, &elsewhere, "whoami").await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        answer.challenge().contains("not issued for this resource"),
+        "{}",
+        answer.challenge()
+    );
+}
+
 /// Polls `check` every 200 ms until it holds, for at most `limit`.
 async fn eventually(limit: Duration, mut check: impl AsyncFnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
@@ -230,16 +242,7 @@ async fn tokens_of_a_real_authorization_server_are_checked() {
     );
 
     // Wrong audience: a token for another resource.
-    let elsewhere = authority
-        .token("cc-client", "mcp:tools", "http://127.0.0.1:9/other")
-        .await;
-    let answer = call_tool(&server, &elsewhere, "whoami").await;
-    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
-    assert!(
-        answer.challenge().contains("not issued for this resource"),
-        "{}",
-        answer.challenge()
-    );
+    refuses_other_audiences(&authority, &server, "cc-client").await;
 
     // Wrong issuer: another authorization server, even one holding the same key.
     let impostor = AuthorizationServer::start("rsa-1", "rsa-1");
@@ -324,16 +327,7 @@ async fn opaque_tokens_are_introspected() {
     let me = call_tool(&server, &opaque, "whoami").await;
     assert_eq!(me.status, StatusCode::OK, "{}", me.text);
     assert_eq!(me.body["result"]["content"][0]["text"], "cc-opaque|cc-opaque|mcp:tools");
-    let elsewhere = authority
-        .token("cc-opaque", "mcp:tools", "http://127.0.0.1:9/other")
-        .await;
-    let answer = call_tool(&server, &elsewhere, "whoami").await;
-    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
-    assert!(
-        answer.challenge().contains("not issued for this resource"),
-        "{}",
-        answer.challenge()
-    );
+    refuses_other_audiences(&authority, &server, "cc-opaque").await;
     let made_up = call_tool(&server, "not-a-token-this-server-issued", "whoami").await;
     assert_eq!(made_up.status, StatusCode::UNAUTHORIZED);
     assert!(made_up.challenge().contains("not active"), "{}", made_up.challenge());

@@ -2,6 +2,7 @@
 
 use toolport::demo;
 
+mod oauth;
 mod scan;
 
 use anyhow::Result;
@@ -36,6 +37,8 @@ enum Command {
         /// Serve handshake-era requests without sessions, so any replica can answer any request.
         #[arg(long)]
         stateless: bool,
+        #[command(flatten)]
+        oauth: oauth::OAuthArgs,
     },
     /// Scan MCP servers' tool definitions for hidden instructions (exit 1 on findings, 2 on errors).
     Scan(scan::ScanArgs),
@@ -56,7 +59,8 @@ fn main() -> Result<()> {
             bind,
             path,
             stateless,
-        } => runtime.block_on(serve(stdio, bind, path, stateless)),
+            oauth,
+        } => runtime.block_on(serve(stdio, bind, path, stateless, oauth)),
         Command::Scan(args) => match runtime.block_on(scan::run(args)) {
             Ok(false) => Ok(()),
             Ok(true) => std::process::exit(1),
@@ -68,7 +72,13 @@ fn main() -> Result<()> {
     }
 }
 
-async fn serve(stdio: bool, bind: std::net::SocketAddr, path: String, stateless: bool) -> Result<()> {
+async fn serve(
+    stdio: bool,
+    bind: std::net::SocketAddr,
+    path: String,
+    stateless: bool,
+    oauth: oauth::OAuthArgs,
+) -> Result<()> {
     let server = demo::server();
     if stdio {
         server.serve_stdio().await;
@@ -81,7 +91,16 @@ async fn serve(stdio: bool, bind: std::net::SocketAddr, path: String, stateless:
         ..HttpConfig::default()
     };
     let path = config.path.clone();
-    let bound = HttpServer::new(server, config).bind().await?;
+    let mut http = HttpServer::new(server, config);
+    if let Some(auth) = oauth.resource_server(format!("http://{bind}{path}")).await? {
+        eprintln!(
+            "toolport: OAuth 2.1 resource server for {}; metadata at {}",
+            auth.config().resource,
+            auth.metadata_url()
+        );
+        http = http.with_authenticator(auth);
+    }
+    let bound = http.bind().await?;
     let address = bound.local_addr();
     eprintln!("toolport: serving MCP (2024-11-05 … 2026-07-28) at http://{address}{path}");
     eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");

@@ -47,6 +47,8 @@ pub struct ServerMetadata {
     pub authorization_response_iss_parameter_supported: bool,
     /// Grant types it supports.
     pub grant_types_supported: Option<Vec<String>>,
+    /// Where its signing keys are published.
+    pub jwks_uri: Option<String>,
 }
 
 /// `scheme://authority` and path of an absolute URL.
@@ -146,9 +148,10 @@ pub(crate) fn server_metadata_urls(issuer: &str) -> Result<Vec<String>, AuthErro
     })
 }
 
-/// Authorization-server metadata for `issuer`; a document whose `issuer`
-/// is not exactly the one asked for is not used (RFC 8414 §3.3).
-pub(crate) async fn server_metadata(client: &dyn HttpClient, issuer: &str) -> Result<ServerMetadata, AuthError> {
+/// Authorization-server metadata for `issuer` (RFC 8414, then OpenID
+/// Connect discovery); a document whose `issuer` is not exactly the one
+/// asked for is not used (RFC 8414 §3.3).
+pub async fn server_metadata(client: &dyn HttpClient, issuer: &str) -> Result<ServerMetadata, AuthError> {
     server_metadata_accepting(client, issuer, |found| found == issuer).await
 }
 
@@ -207,6 +210,7 @@ pub(crate) async fn legacy_server_metadata(
         client_id_metadata_document_supported: false,
         authorization_response_iss_parameter_supported: false,
         grant_types_supported: None,
+        jwks_uri: None,
     })
 }
 

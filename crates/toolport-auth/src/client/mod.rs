@@ -24,7 +24,7 @@ use std::fmt;
 
 pub use authorize::{HeadlessUserAgent, UserAgent};
 pub use challenge::BearerChallenge;
-pub use discovery::{ResourceMetadata, ServerMetadata, canonical_resource};
+pub use discovery::{ResourceMetadata, ServerMetadata, canonical_resource, server_metadata};
 pub use provider::OAuthClient;
 pub use registration::{ClientRegistration, client_metadata_document};
 pub use tokens::TokenSet;

@@ -2,7 +2,8 @@
 //! discovery, token and registration requests), behind a small trait so an
 //! application can bring its own client (TLS, proxies, mTLS).
 //!
-//! The default [`HyperClient`] speaks plain HTTP/1.1, follows no redirects
+//! The default [`HyperClient`] speaks HTTP/1.1, over TLS (rustls, the
+//! Mozilla roots) with the default `tls` feature, follows no redirects
 //! (the authorization-code flow reads `Location` itself), bounds every answer
 //! to [`MAX_BODY`] bytes and every exchange to a timeout.
 
@@ -48,10 +49,16 @@ pub trait HttpClient: Send + Sync + fmt::Debug + 'static {
     fn send(&self, request: Request<Bytes>) -> HttpFuture<'_, Result<Response<Bytes>, HttpError>>;
 }
 
-/// Plain HTTP/1.1 over hyper.
+#[cfg(feature = "tls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "tls"))]
+type Connector = HttpConnector;
+
+/// HTTP/1.1 over hyper: `https` and `http` with the `tls` feature, `http`
+/// only without it.
 #[derive(Debug, Clone)]
 pub struct HyperClient {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<Connector, Full<Bytes>>,
     timeout: Duration,
 }
 
@@ -67,6 +74,15 @@ impl HyperClient {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(timeout));
+        #[cfg(feature = "tls")]
+        let connector = {
+            connector.enforce_http(false);
+            hyper_rustls::HttpsConnectorBuilder::new()
+                .with_webpki_roots()
+                .https_or_http()
+                .enable_http1()
+                .wrap_connector(connector)
+        };
         HyperClient {
             client: Client::builder(TokioExecutor::new()).build(connector),
             timeout,
@@ -80,10 +96,11 @@ impl HttpClient for HyperClient {
             let url = request.uri().to_string();
             match request.uri().scheme_str() {
                 Some("http") => {}
+                Some("https") if cfg!(feature = "tls") => {}
                 Some("https") => {
                     return Err(HttpError::Url(
                         url,
-                        "https needs an HttpClient with TLS (the built-in client speaks plain HTTP)",
+                        "https needs the `tls` feature of toolport-auth, or an HttpClient with TLS",
                     ));
                 }
                 _ => return Err(HttpError::Url(url, "not an absolute http URL")),
@@ -172,4 +189,56 @@ fn is_json(headers: &HeaderMap) -> bool {
 /// The status an answer carried, for error messages.
 pub(crate) fn status_text(status: StatusCode) -> String {
     status.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn schemes_are_checked_and_https_speaks_tls() {
+        let client = HyperClient::new(Duration::from_secs(5));
+        let ftp = client.send(get_json("ftp://127.0.0.1/x").unwrap()).await;
+        assert!(matches!(ftp, Err(HttpError::Url(..))), "{ftp:?}");
+        // A plain-TCP listener: an https request fails in the TLS handshake,
+        // which shows the client tried TLS rather than refusing the scheme.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                use tokio::io::AsyncWriteExt;
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\n\r\nnot tls").await;
+            }
+        });
+        let https = client
+            .send(get_json(&format!("https://127.0.0.1:{port}/")).unwrap())
+            .await;
+        if cfg!(feature = "tls") {
+            assert!(matches!(https, Err(HttpError::Transport(..))), "{https:?}");
+        } else {
+            assert!(matches!(https, Err(HttpError::Url(..))), "{https:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn answers_are_bounded() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            if let Ok((mut stream, _)) = listener.accept().await {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut request = [0u8; 1024];
+                let _ = stream.read(&mut request).await;
+                let body = vec![b'x'; MAX_BODY + 1];
+                let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len());
+                let _ = stream.write_all(head.as_bytes()).await;
+                let _ = stream.write_all(&body).await;
+            }
+        });
+        let client = HyperClient::new(Duration::from_secs(5));
+        let big = client
+            .send(get_json(&format!("http://127.0.0.1:{port}/")).unwrap())
+            .await;
+        assert!(matches!(big, Err(HttpError::TooLarge(_))), "{big:?}");
+    }
 }

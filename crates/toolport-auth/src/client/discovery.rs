@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::AuthError;
 use crate::http::{self, HttpClient};
-use crate::resource::WELL_KNOWN;
+use crate::uri::{WELL_KNOWN, split_origin};
 
 /// What the MCP server says about itself (RFC 9728).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -53,7 +53,7 @@ pub struct ServerMetadata {
 
 /// `scheme://authority` and path of an absolute URL.
 pub(crate) fn split_url(url: &str) -> Result<(&str, &str), AuthError> {
-    crate::resource::split_origin(url).ok_or_else(|| AuthError::Discovery(format!("{url:?} is not an absolute URL")))
+    split_origin(url).ok_or_else(|| AuthError::Discovery(format!("{url:?} is not an absolute URL")))
 }
 
 /// The canonical form of a resource URI: lowercase scheme and host, no

@@ -38,9 +38,8 @@ use serde_json::value::RawValue;
 use toolport_http::auth::{AuthFuture, Authenticator, Denial, Document};
 use toolport_server::Principal;
 
+pub use crate::uri::WELL_KNOWN;
 pub use config::{DEFAULT_ALGORITHMS, IntrospectionConfig, JwksSource, ResourceServerConfig};
-pub use metadata::WELL_KNOWN;
-pub(crate) use metadata::split_origin;
 pub use token::TokenError;
 
 use crate::http::{HttpClient, HyperClient};
@@ -82,7 +81,7 @@ impl ResourceServer {
 
     /// With the given HTTP client (TLS, proxies).
     pub fn with_http_client(config: ResourceServerConfig, http: Arc<dyn HttpClient>) -> Result<Self, ConfigError> {
-        if metadata::split_origin(&config.resource).is_none() {
+        if crate::uri::split_origin(&config.resource).is_none() {
             return Err(ConfigError::Resource(config.resource));
         }
         if config.issuer.is_empty() || config.authorization_servers.is_empty() {

@@ -37,6 +37,9 @@ struct State {
     requested: BTreeSet<String>,
     /// Step-ups tried per challenged scope set.
     step_ups: BTreeMap<String, u32>,
+    /// The last 401 was answered with a refresh: if another follows, the
+    /// refreshed token is not enough either, and a new authorization is due.
+    refreshed_on_401: bool,
 }
 
 impl OAuthClient {
@@ -311,9 +314,16 @@ impl TokenProvider for OAuthClient {
             let mut state = self.state.lock().await;
             let (prm, server, resource) = self.discover(challenge.as_ref()).await?;
             let same_server = state.server.as_ref().is_some_and(|s| s.issuer == server.issuer);
-            if same_server && state.token.is_some() && self.refresh(&mut state).await {
+            let challenged = challenge.as_ref().map(BearerChallenge::scopes).unwrap_or_default();
+            let covered = state
+                .token
+                .as_ref()
+                .is_some_and(|t| challenged.iter().all(|s| t.scopes.contains(s)));
+            if same_server && covered && !state.refreshed_on_401 && self.refresh(&mut state).await {
+                state.refreshed_on_401 = true;
                 return Ok(());
             }
+            state.refreshed_on_401 = false;
             if !same_server {
                 // A new authorization server: nothing from the old one carries over.
                 state.token = None;

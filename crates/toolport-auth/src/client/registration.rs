@@ -95,16 +95,19 @@ pub(crate) async fn register(
             server.issuer
         )));
     };
-    let wanted = choose_auth_method(None, false, false, server);
-    let auth_method = if wanted == "none" || client_credentials {
-        // a public client, unless it must authenticate for client credentials
-        if client_credentials {
-            "client_secret_basic".to_owned()
-        } else {
-            wanted
-        }
+    // A public client when the server allows one (no secret to keep), unless
+    // it acts on its own behalf, which needs a secret.
+    let offered = server
+        .token_endpoint_auth_methods_supported
+        .clone()
+        .unwrap_or_else(|| vec!["client_secret_basic".into()]);
+    let offers = |m: &str| offered.iter().any(|o| o == m);
+    let auth_method = if !client_credentials && offers("none") {
+        "none"
+    } else if offers("client_secret_basic") || !offers("client_secret_post") {
+        "client_secret_basic"
     } else {
-        wanted
+        "client_secret_post"
     };
     let grant_types = if client_credentials {
         json!(["client_credentials"])

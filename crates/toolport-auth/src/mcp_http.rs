@@ -145,9 +145,10 @@ impl McpHttpCaller {
             .ok_or_else(|| CallError::Protocol(format!("no result in {answer}")))
     }
 
-    /// One message, with the OAuth retries: after a 401 or 403 the token
-    /// provider gets one chance per kind of refusal... up to a few times in
-    /// all, since a step-up may follow a fresh authorization.
+    /// One message, with the OAuth retries: after a 401 or a 403 the token
+    /// provider acts and the message is sent again, up to four sends in all
+    /// (a step-up may follow a fresh authorization); the provider's own
+    /// limits end hopeless loops sooner.
     async fn send(&self, id: Option<u64>, method: &str, mut params: Value) -> Result<Option<Value>, CallError> {
         if self.stateless() {
             params["_meta"] = json!({

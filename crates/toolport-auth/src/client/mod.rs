@@ -15,6 +15,7 @@
 mod authorize;
 mod challenge;
 mod discovery;
+mod loopback;
 mod pkce;
 mod provider;
 mod registration;
@@ -25,6 +26,7 @@ use std::fmt;
 pub use authorize::{HeadlessUserAgent, UserAgent};
 pub use challenge::BearerChallenge;
 pub use discovery::{ResourceMetadata, ServerMetadata, canonical_resource, server_metadata};
+pub use loopback::LoopbackUserAgent;
 pub use provider::OAuthClient;
 pub use registration::{ClientRegistration, client_metadata_document};
 pub use tokens::TokenSet;

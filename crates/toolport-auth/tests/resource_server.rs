@@ -312,6 +312,15 @@ async fn stateless_requests_are_authorized_the_same_way() {
     let allowed = rpc(s.addr, Some(&token("bob", "files:write")), &headers, body).await;
     assert_eq!(allowed.status, StatusCode::OK, "{}", allowed.text);
     assert_eq!(allowed.body["result"]["content"][0]["text"], "deleted");
+
+    // A list that differs by caller is never left cacheable by anyone.
+    let list_headers = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")];
+    let list = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {"_meta": meta}});
+    let listed = rpc(s.addr, Some(&reader), &list_headers, list).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.text);
+    assert_eq!(listed.body["result"]["cacheScope"], "private");
+    assert_eq!(listed.body["result"]["ttlMs"], 60_000);
+    assert_eq!(listed.body["result"]["tools"].as_array().unwrap().len(), 2);
 }
 
 #[tokio::test]

@@ -289,16 +289,23 @@ impl Authenticator for ResourceServer {
         let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else {
             return result;
         };
-        let Some(items) = value.get_mut(field).and_then(Value::as_array_mut) else {
-            return result;
-        };
-        let before = items.len();
-        items.retain(|item| {
-            item.get(key)
-                .and_then(Value::as_str)
-                .is_some_and(|name| self.allowed(principal, target, name))
-        });
-        if items.len() == before {
+        // What a caller may see depends on who it is: a shared cache must
+        // not hand one caller's list to another (2026-07-28 cache hints).
+        let mut changed = false;
+        if value.get("cacheScope").and_then(Value::as_str) == Some("public") {
+            value["cacheScope"] = Value::String("private".into());
+            changed = true;
+        }
+        if let Some(items) = value.get_mut(field).and_then(Value::as_array_mut) {
+            let before = items.len();
+            items.retain(|item| {
+                item.get(key)
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| self.allowed(principal, target, name))
+            });
+            changed |= items.len() != before;
+        }
+        if !changed {
             return result;
         }
         serde_json::value::to_raw_value(&value).unwrap_or(result)

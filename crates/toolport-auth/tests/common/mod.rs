@@ -174,7 +174,17 @@ pub async fn in_session(addr: SocketAddr, token: &str, session: &str, method: &s
 /// (needs `files:write` in the tests' configurations), `whoami` (reports
 /// the principal) and the resource `file:///notes`.
 pub fn protected_server() -> Server {
+    // Lists are marked cacheable by anyone: the resource server must narrow
+    // that, since what a caller sees depends on who it is.
+    let public = toolport_server::CacheHints {
+        ttl_ms: 60_000,
+        scope: toolport_protocol::result::CacheScope::Public,
+    };
     Server::builder("protected", "1.0.0")
+        .options(toolport_server::ServerOptions {
+            list_cache: public,
+            ..Default::default()
+        })
         .tool(
             tool("echo")
                 .description("Echoes.")

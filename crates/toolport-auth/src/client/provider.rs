@@ -40,6 +40,8 @@ struct State {
     /// The last 401 was answered with a refresh: if another follows, the
     /// refreshed token is not enough either, and a new authorization is due.
     refreshed_on_401: bool,
+    /// The issuer unbound pre-registered credentials were first used with.
+    pre_registered_at: Option<String>,
 }
 
 impl OAuthClient {
@@ -143,7 +145,22 @@ impl OAuthClient {
         let registration = match state.registrations.get(&server.issuer) {
             Some(r) => r.clone(),
             None => {
-                let r = registration::register(self.http.as_ref(), &self.config, server, client_credentials).await?;
+                let r = registration::register(
+                    self.http.as_ref(),
+                    &self.config,
+                    server,
+                    client_credentials,
+                    state.pre_registered_at.as_deref(),
+                )
+                .await?;
+                if self
+                    .config
+                    .pre_registered
+                    .as_ref()
+                    .is_some_and(|p| p.client_id == r.client_id)
+                {
+                    state.pre_registered_at.get_or_insert_with(|| server.issuer.clone());
+                }
                 state.registrations.insert(server.issuer.clone(), r.clone());
                 r
             }

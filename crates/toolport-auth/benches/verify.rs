@@ -1,5 +1,6 @@
 //! What the resource server adds to a request: verifying an RS256 or ES256
-//! access token (keys cached), authorizing a `tools/call`, and trimming a
+//! access token (keys cached; and a token seen before, from the cache of
+//! verified tokens), authorizing a `tools/call`, and trimming a
 //! 100-tool `tools/list` result; beside a floor that only base64-decodes and
 //! parses the token's payload, the least any check of a JWT must do.
 //!
@@ -52,6 +53,8 @@ fn bench(c: &mut Criterion) {
             .tool_scopes
             .insert(format!("tool_{i:03}"), vec!["files:write".into()]);
     }
+    let cached = ResourceServer::new(config.clone()).unwrap();
+    config.verified_token_ttl = std::time::Duration::ZERO;
     let rs = ResourceServer::new(config).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let rsa = token("rsa-1", Algorithm::RS256);
@@ -68,6 +71,9 @@ fn bench(c: &mut Criterion) {
     });
     c.bench_function("verify ES256", |b| {
         b.iter(|| runtime.block_on(rs.verify(black_box(&ec))).unwrap())
+    });
+    c.bench_function("verify RS256, already verified", |b| {
+        b.iter(|| runtime.block_on(cached.verify(black_box(&rsa))).unwrap())
     });
     let principal = Principal {
         subject: "alice".into(),

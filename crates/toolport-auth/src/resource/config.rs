@@ -85,6 +85,13 @@ pub struct ResourceServerConfig {
     pub jwks_refetch_interval: Duration,
     /// How long fetched keys are used before they are fetched again.
     pub jwks_max_age: Duration,
+    /// How long a verified JWT is remembered (never past its `exp`, and
+    /// forgotten when the keys are fetched again); zero turns it off.
+    pub verified_token_ttl: Duration,
+    /// How long an introspection answer is remembered (never past the
+    /// token's `exp`); revocations take up to this long to bite. Zero turns
+    /// it off.
+    pub introspection_cache_ttl: Duration,
     /// Require the RFC 9068 `typ: at+jwt` header, so an ID token can never
     /// pass as an access token.
     pub require_at_jwt: bool,
@@ -113,6 +120,8 @@ impl ResourceServerConfig {
             introspection: None,
             jwks_refetch_interval: Duration::from_secs(10),
             jwks_max_age: Duration::from_secs(600),
+            verified_token_ttl: Duration::from_secs(300),
+            introspection_cache_ttl: Duration::from_secs(30),
             require_at_jwt: false,
             resource_name: None,
         }

@@ -30,7 +30,7 @@ pub(crate) async fn introspect(
     introspection: &IntrospectionConfig,
     config: &ResourceServerConfig,
     client: &dyn HttpClient,
-) -> Result<Principal, TokenError> {
+) -> Result<(Principal, Option<u64>), TokenError> {
     let credentials = STANDARD.encode(format!(
         "{}:{}",
         form_urlencoded::byte_serialize(introspection.client_id.as_bytes()).collect::<String>(),
@@ -51,7 +51,8 @@ pub(crate) async fn introspect(
         return Err(TokenError::Inactive);
     }
     let answer: Introspected = serde_json::from_slice(response.body()).map_err(|_| TokenError::Inactive)?;
-    check(answer, config)
+    let exp = answer.exp;
+    check(answer, config).map(|p| (p, exp))
 }
 
 fn check(answer: Introspected, config: &ResourceServerConfig) -> Result<Principal, TokenError> {

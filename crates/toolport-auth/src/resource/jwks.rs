@@ -105,7 +105,8 @@ impl JwksCache {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// How many times the keys were fetched (for tests and metrics).
+    /// How many times the keys were fetched (for tests and metrics); also
+    /// the generation of the keys, which voids verifications made with older ones.
     pub(crate) fn fetches(&self) -> u64 {
         self.state().fetches
     }

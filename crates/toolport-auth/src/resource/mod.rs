@@ -28,6 +28,7 @@ mod jwks;
 mod metadata;
 mod scopes;
 mod token;
+mod verified;
 
 use std::sync::Arc;
 
@@ -45,6 +46,7 @@ pub use token::TokenError;
 use crate::http::{HttpClient, HyperClient};
 use jwks::JwksCache;
 use scopes::{ScopePolicy, Target, target_of};
+use verified::VerifiedTokens;
 
 /// Why a configuration cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,6 +73,7 @@ pub struct ResourceServer {
     document: Bytes,
     document_paths: Vec<String>,
     document_url: String,
+    verified: VerifiedTokens,
 }
 
 impl ResourceServer {
@@ -110,6 +113,7 @@ impl ResourceServer {
             document: Bytes::from(metadata::document(&config).to_string()),
             document_paths: metadata::document_paths(&config.resource),
             document_url: metadata::document_url(&config.resource),
+            verified: VerifiedTokens::default(),
             config,
         })
     }
@@ -132,15 +136,26 @@ impl ResourceServer {
     /// Verifies an access token: a JWT against the issuer's keys, or an
     /// opaque token by introspection when that is configured.
     pub async fn verify(&self, token: &str) -> Result<Principal, TokenError> {
-        if token::looks_like_jwt(token) {
-            return token::verify_jwt(token, &self.config, &self.keys).await;
+        let generation = self.keys.fetches();
+        if let Some(principal) = self.verified.get(token, generation) {
+            return Ok(principal);
         }
-        match &self.config.introspection {
-            Some(introspection) => {
-                introspection::introspect(token, introspection, &self.config, self.http.as_ref()).await
-            }
-            None => Err(TokenError::Malformed),
-        }
+        let (principal, exp, ttl) = if token::looks_like_jwt(token) {
+            let (principal, exp) = token::verify_jwt(token, &self.config, &self.keys).await?;
+            (principal, exp, self.config.verified_token_ttl)
+        } else {
+            let Some(introspection) = &self.config.introspection else {
+                return Err(TokenError::Malformed);
+            };
+            let (principal, exp) =
+                introspection::introspect(token, introspection, &self.config, self.http.as_ref()).await?;
+            (principal, exp, self.config.introspection_cache_ttl)
+        };
+        // Remembered under the keys' generation from before verifying: had a
+        // fetch happened meanwhile, the entry is void and the next request
+        // verifies again under the new keys.
+        self.verified.put(token, &principal, exp, ttl, generation);
+        Ok(principal)
     }
 
     fn unauthorized(&self, error: Option<(&str, &str)>) -> Denial {

@@ -56,6 +56,7 @@ pub enum TokenError {
 
 #[derive(Debug, Deserialize)]
 struct AccessClaims {
+    exp: Option<u64>,
     sub: Option<String>,
     client_id: Option<String>,
     azp: Option<String>,
@@ -124,12 +125,12 @@ fn is_hmac(alg: Algorithm) -> bool {
     matches!(alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512)
 }
 
-/// Verifies a JWT access token and returns who it speaks for.
+/// Verifies a JWT access token and returns who it speaks for, and its `exp`.
 pub(crate) async fn verify_jwt(
     token: &str,
     config: &ResourceServerConfig,
     keys: &JwksCache,
-) -> Result<Principal, TokenError> {
+) -> Result<(Principal, Option<u64>), TokenError> {
     let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::Malformed)?;
     if is_hmac(header.alg) || !config.algorithms.contains(&header.alg) {
         return Err(TokenError::Algorithm);
@@ -159,7 +160,10 @@ pub(crate) async fn verify_jwt(
             continue;
         };
         match jsonwebtoken::decode::<AccessClaims>(token, key, &validation) {
-            Ok(data) => return principal(data.claims),
+            Ok(data) => {
+                let exp = data.claims.exp;
+                return principal(data.claims).map(|p| (p, exp));
+            }
             Err(e) => {
                 last = match e.kind() {
                     ErrorKind::InvalidSignature | ErrorKind::InvalidEcdsaKey | ErrorKind::InvalidRsaKey(_) => {

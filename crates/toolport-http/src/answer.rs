@@ -23,8 +23,9 @@ use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
 use toolport_protocol::{ErrorCode, ErrorObject};
 use toolport_rpc::peer::BoxFuture;
 use toolport_rpc::{PeerChannel, RpcError};
-use toolport_server::{CallContext, Session};
+use toolport_server::{CallContext, Principal, Session};
 
+use crate::auth;
 use crate::body::McpBody;
 use crate::config::ResponseMode;
 use crate::guard::Accepts;
@@ -137,6 +138,7 @@ pub(crate) async fn answer(
     session: Arc<Session>,
     accepts: Accepts,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
+    principal: Option<Principal>,
 ) -> HttpResponse {
     let id = request.id.clone();
     let cancel = CancellationToken::new();
@@ -170,16 +172,28 @@ pub(crate) async fn answer(
             live: live.clone(),
         }),
         cancel: cancel.clone(),
-        principal: None,
+        principal,
         session_id: live.as_ref().map(|l| l.id.clone()),
     };
     let server = state.server.clone();
     let stateless = matches!(answering, Answering::Stateless);
+    // Lists are trimmed to what the caller may use; only then does the
+    // request's future carry the extra work.
+    let trim = match (&state.auth, &call.principal) {
+        (Some(auth), Some(principal)) if auth::is_list_method(&request.method) => {
+            Some((auth.clone(), principal.clone(), request.method.clone()))
+        }
+        _ => None,
+    };
     let mut work: Work = Box::pin(async move {
-        if stateless {
+        let outcome = if stateless {
             server.handle_stateless(request, call).await
         } else {
             server.handle(request, call).await
+        };
+        match trim {
+            Some((auth, principal, method)) => outcome.map(|result| auth.filter_result(&principal, &method, result)),
+            None => outcome,
         }
     });
 

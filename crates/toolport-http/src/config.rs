@@ -29,6 +29,9 @@ pub struct HttpConfig {
     pub allowed_hosts: Option<Vec<String>>,
     /// Largest request body; more gets 413.
     pub max_body_bytes: usize,
+    /// Largest request head (request line and headers) the connection
+    /// buffers; more gets 431. At least 8 KiB.
+    pub max_header_bytes: usize,
     /// Handshake-era sessions with `Mcp-Session-Id`. Off: every handshake-era
     /// request stands alone, so any replica can serve it.
     pub sessions: bool,
@@ -64,6 +67,7 @@ impl Default for HttpConfig {
             allowed_origins: Vec::new(),
             allowed_hosts: None,
             max_body_bytes: 4 * 1024 * 1024,
+            max_header_bytes: 16 * 1024,
             sessions: true,
             session_idle_timeout: Duration::from_secs(300),
             max_sessions: 10_000,

@@ -10,9 +10,10 @@ use tokio::sync::mpsc;
 use toolport_protocol::jsonrpc::{self, ErrorResponse, Frame, Message, Notification, Response as RpcResponse};
 use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
 use toolport_protocol::{Era, ErrorObject, ProtocolVersion, lifecycle};
-use toolport_server::{Negotiated, RequestEra, Session, request_era};
+use toolport_server::{Negotiated, Principal, RequestEra, Session, request_era};
 
 use crate::answer::{Answering, answer};
+use crate::auth;
 use crate::guard::{self, Accepts, Rejection};
 use crate::headers;
 use crate::live::{AttachError, GET_STREAM, LiveSession, parse_event_id};
@@ -22,16 +23,30 @@ use crate::state::AppState;
 
 /// Routes one HTTP request.
 pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> HttpResponse {
+    if let Some(auth) = &state.auth
+        && request.method() == Method::GET
+        && let Some(document) = auth.document(request.uri().path())
+    {
+        return reply::document(document);
+    }
     if request.uri().path() != state.config.path {
         return operations(&state, &request);
     }
     if let Err(rejection) = guard::check_origin_and_host(request.headers(), &state.config) {
         return rejected(&rejection);
     }
+    // Authentication comes before anything else is done with the request.
+    let caller = match &state.auth {
+        None => Caller::default(),
+        Some(auth) => match auth.authenticate(request.headers()).await {
+            Ok(principal) => Caller::new(principal),
+            Err(denial) => return reply::denied(&denial, None),
+        },
+    };
     match *request.method() {
-        Method::POST => post(&state, request).await,
-        Method::GET => get(&state, request.headers()),
-        Method::DELETE => delete(&state, request.headers()),
+        Method::POST => post(&state, request, &caller).await,
+        Method::GET => get(&state, request.headers(), &caller),
+        Method::DELETE => delete(&state, request.headers(), &caller),
         _ => reply::method_not_allowed("GET, POST, DELETE"),
     }
 }
@@ -65,6 +80,36 @@ fn operations(state: &AppState, request: &Request<Incoming>) -> HttpResponse {
     }
 }
 
+/// Who sent a request: the authenticated principal and the session owner
+/// key derived from it; both `None` when the endpoint is not protected.
+#[derive(Debug, Default)]
+pub(crate) struct Caller {
+    pub(crate) principal: Option<Principal>,
+    owner: Option<String>,
+}
+
+impl Caller {
+    fn new(principal: Principal) -> Self {
+        Caller {
+            owner: Some(auth::session_owner(&principal)),
+            principal: Some(principal),
+        }
+    }
+
+    fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
+    }
+
+    /// The authorization decision for one JSON-RPC request.
+    fn authorize(&self, state: &AppState, request: &toolport_protocol::Request) -> Result<(), Box<HttpResponse>> {
+        if let (Some(auth), Some(principal)) = (&state.auth, &self.principal) {
+            auth.authorize(principal, &request.method, request.params.as_ref())
+                .map_err(|denial| Box::new(reply::denied(&denial, Some(request.id.clone()))))?;
+        }
+        Ok(())
+    }
+}
+
 fn rejected(rejection: &Rejection) -> HttpResponse {
     tracing::debug!(%rejection, "request rejected");
     let error = ErrorObject::new(toolport_protocol::ErrorCode::INVALID_REQUEST, rejection.to_string());
@@ -81,7 +126,7 @@ fn header_is_stateless(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.era() == Era::Stateless)
 }
 
-async fn post(state: &Arc<AppState>, request: Request<Incoming>) -> HttpResponse {
+async fn post(state: &Arc<AppState>, request: Request<Incoming>, caller: &Caller) -> HttpResponse {
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
     if let Err(rejection) = guard::check_content_type(&headers) {
@@ -106,14 +151,23 @@ async fn post(state: &Arc<AppState>, request: Request<Incoming>) -> HttpResponse
     };
     match jsonrpc::decode(&body) {
         Err(error) => reply::message(StatusCode::BAD_REQUEST, &Message::Error(error)),
-        Ok(Frame::Batch(items)) => batch(state, &headers, items).await,
-        Ok(Frame::Single(message)) => single(state, &headers, accepts, message).await,
+        Ok(Frame::Batch(items)) => batch(state, &headers, items, caller).await,
+        Ok(Frame::Single(message)) => single(state, &headers, accepts, message, caller).await,
     }
 }
 
-async fn single(state: &Arc<AppState>, headers: &HeaderMap, accepts: Accepts, message: Message) -> HttpResponse {
+async fn single(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    accepts: Accepts,
+    message: Message,
+    caller: &Caller,
+) -> HttpResponse {
     match message {
         Message::Request(request) => {
+            if let Err(response) = caller.authorize(state, &request) {
+                return *response;
+            }
             let stateless = header_is_stateless(headers)
                 || matches!(
                     request_era(&request.method, request.params.as_ref()),
@@ -135,16 +189,26 @@ async fn single(state: &Arc<AppState>, headers: &HeaderMap, accepts: Accepts, me
                     state.no_session.clone(),
                     accepts,
                     Vec::new(),
+                    caller.principal.clone(),
                 )
                 .await;
             }
             if request.method == lifecycle::INITIALIZE {
-                return initialize(state, request).await;
+                return initialize(state, request, caller).await;
             }
-            match handshake_session(state, headers) {
+            match handshake_session(state, headers, caller) {
                 Err(response) => *response,
                 Ok((session, live)) => {
-                    answer(state, request, Answering::Handshake(live), session, accepts, Vec::new()).await
+                    answer(
+                        state,
+                        request,
+                        Answering::Handshake(live),
+                        session,
+                        accepts,
+                        Vec::new(),
+                        caller.principal.clone(),
+                    )
+                    .await
                 }
             }
         }
@@ -154,7 +218,7 @@ async fn single(state: &Arc<AppState>, headers: &HeaderMap, accepts: Accepts, me
                 // (closing a stream is the cancellation): accepted, ignored.
                 return reply::status(StatusCode::ACCEPTED);
             }
-            match handshake_session(state, headers) {
+            match handshake_session(state, headers, caller) {
                 Err(response) => *response,
                 Ok((_, live)) => {
                     if let Some(live) = live {
@@ -167,7 +231,7 @@ async fn single(state: &Arc<AppState>, headers: &HeaderMap, accepts: Accepts, me
         Message::Response(_) | Message::Error(_) if header_is_stateless(headers) => {
             reply::bad_request(None, "clients do not send responses in protocol version 2026-07-28")
         }
-        Message::Response(RpcResponse { id, result }) => match handshake_session(state, headers) {
+        Message::Response(RpcResponse { id, result }) => match handshake_session(state, headers, caller) {
             Err(response) => *response,
             Ok((_, live)) => {
                 if let Some(live) = live {
@@ -176,7 +240,7 @@ async fn single(state: &Arc<AppState>, headers: &HeaderMap, accepts: Accepts, me
                 reply::status(StatusCode::ACCEPTED)
             }
         },
-        Message::Error(ErrorResponse { id, error }) => match handshake_session(state, headers) {
+        Message::Error(ErrorResponse { id, error }) => match handshake_session(state, headers, caller) {
             Err(response) => *response,
             Ok((_, live)) => {
                 if let (Some(live), Some(id)) = (live, id) {
@@ -244,7 +308,7 @@ fn notify(live: &LiveSession, notification: &Notification) {
 }
 
 /// `initialize`: the session exists only once the handshake succeeded.
-async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request) -> HttpResponse {
+async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request, caller: &Caller) -> HttpResponse {
     if state.config.sessions && state.sessions.len() >= state.config.max_sessions {
         let error = ErrorObject::new(
             toolport_protocol::ErrorCode::OVERLOADED,
@@ -258,7 +322,7 @@ async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request) 
         session: session.clone(),
         channel: Arc::new(NoChannel),
         cancel: Default::default(),
-        principal: None,
+        principal: caller.principal.clone(),
         session_id: None,
     };
     match state.server.handle(request, call).await {
@@ -266,7 +330,7 @@ async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request) 
         Ok(result) => {
             let mut response = reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result }));
             if state.config.sessions
-                && let Some(session_id) = state.create_session(session, None)
+                && let Some(session_id) = state.create_session(session, caller.owner.clone())
             {
                 let value = HeaderValue::from_str(&session_id).expect("session ids are visible ASCII");
                 response
@@ -300,7 +364,7 @@ type SessionOrResponse = Result<(Arc<Session>, Option<Arc<LiveSession>>), Box<Ht
 
 /// The session a handshake-era message belongs to (or a stand-alone one when
 /// sessions are off), after checking `MCP-Protocol-Version`.
-fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap) -> SessionOrResponse {
+fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> SessionOrResponse {
     let version = match headers::protocol_version(headers) {
         Err(error) => return Err(Box::new(reply::error(StatusCode::BAD_REQUEST, None, error))),
         // Without the header, a request is 2025-03-26 (the header arrived in 2025-06-18).
@@ -329,7 +393,9 @@ fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap) -> SessionOrRes
             "Mcp-Session-Id is required: send `initialize` first and echo the session id it returns",
         )));
     };
-    match state.session(id) {
+    // A session id presented by another principal than its creator is
+    // answered exactly like an unknown one.
+    match state.session(id, caller.owner()) {
         Some(live) => Ok((live.session.clone(), Some(live))),
         None => Err(Box::new(reply::error(
             StatusCode::NOT_FOUND,
@@ -343,7 +409,12 @@ fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap) -> SessionOrRes
 }
 
 /// A JSON-RPC batch: 2025-03-26 only, answered as one JSON array.
-async fn batch(state: &Arc<AppState>, headers: &HeaderMap, items: Vec<Result<Message, ErrorResponse>>) -> HttpResponse {
+async fn batch(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    items: Vec<Result<Message, ErrorResponse>>,
+    caller: &Caller,
+) -> HttpResponse {
     let version = headers::protocol_version(headers)
         .ok()
         .flatten()
@@ -354,7 +425,7 @@ async fn batch(state: &Arc<AppState>, headers: &HeaderMap, items: Vec<Result<Mes
             format!("JSON-RPC batches are only allowed in protocol version 2025-03-26, not {version}"),
         );
     }
-    let (session, live) = match handshake_session(state, headers) {
+    let (session, live) = match handshake_session(state, headers, caller) {
         Err(response) => return *response,
         Ok(found) => found,
     };
@@ -368,6 +439,9 @@ async fn batch(state: &Arc<AppState>, headers: &HeaderMap, items: Vec<Result<Mes
                 answers.push(Message::Error(ErrorResponse::new(Some(request.id), error)));
             }
             Ok(Message::Request(request)) => {
+                if let Err(response) = caller.authorize(state, &request) {
+                    return *response;
+                }
                 let response = answer(
                     state,
                     request,
@@ -375,6 +449,7 @@ async fn batch(state: &Arc<AppState>, headers: &HeaderMap, items: Vec<Result<Mes
                     session.clone(),
                     json_only,
                     Vec::new(),
+                    caller.principal.clone(),
                 )
                 .await;
                 if let Ok(collected) = response.into_body().collect().await
@@ -410,7 +485,7 @@ async fn batch(state: &Arc<AppState>, headers: &HeaderMap, items: Vec<Result<Mes
 
 /// GET opens the handshake era's server-to-client stream, or resumes a
 /// stream after `Last-Event-ID`. 2026-07-28 has no GET.
-fn get(state: &Arc<AppState>, headers: &HeaderMap) -> HttpResponse {
+fn get(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> HttpResponse {
     if header_is_stateless(headers) || !state.config.sessions {
         return reply::method_not_allowed("POST");
     }
@@ -419,7 +494,7 @@ fn get(state: &Arc<AppState>, headers: &HeaderMap) -> HttpResponse {
             "GET opens an event stream: Accept must list text/event-stream",
         ));
     }
-    let live = match handshake_session(state, headers) {
+    let live = match handshake_session(state, headers, caller) {
         Err(response) => return *response,
         Ok((_, Some(live))) => live,
         Ok((_, None)) => return reply::method_not_allowed("POST"),
@@ -468,14 +543,14 @@ fn get(state: &Arc<AppState>, headers: &HeaderMap) -> HttpResponse {
 }
 
 /// DELETE ends a handshake-era session.
-fn delete(state: &Arc<AppState>, headers: &HeaderMap) -> HttpResponse {
+fn delete(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> HttpResponse {
     if header_is_stateless(headers) || !state.config.sessions {
         return reply::method_not_allowed("POST");
     }
     let Some(id) = headers.get(headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
         return reply::bad_request(None, "Mcp-Session-Id is required to end a session");
     };
-    if state.end_session(id) {
+    if state.end_session(id, caller.owner()) {
         reply::status(StatusCode::OK)
     } else {
         reply::error(

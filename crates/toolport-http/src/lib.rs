@@ -12,10 +12,13 @@
 //!   the server-to-client stream; SSE events carry ids and are recorded so a
 //!   dropped stream resumes from `Last-Event-ID`; DELETE ends the session.
 //!
-//! Every request passes Origin and Host checks (403), Content-Type (415),
-//! Accept (406) and a body limit (413) before it is read.
+//! Every request passes Origin and Host checks (403), header (431) and body
+//! (413) limits, Content-Type (415), Accept (406) and, when an
+//! [`Authenticator`] protects the endpoint, authentication (401) before it is
+//! read; each JSON-RPC request is then authorized (403).
 
 mod answer;
+pub mod auth;
 mod body;
 pub mod config;
 mod endpoint;
@@ -29,6 +32,7 @@ mod sse;
 mod state;
 pub mod store;
 
+pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};
 pub use serve::{BoundServer, HttpServer};
 pub use state::MetricsRender;

@@ -6,6 +6,7 @@ use http::{HeaderValue, Response, StatusCode, header};
 use toolport_protocol::jsonrpc::{ErrorResponse, Message, RequestId, encode};
 use toolport_protocol::{ErrorCode, ErrorObject};
 
+use crate::auth::{Denial, Document};
 use crate::body::McpBody;
 
 /// An HTTP response with our body type.
@@ -83,4 +84,28 @@ pub(crate) fn bad_request(id: Option<RequestId>, why: impl std::fmt::Display) ->
         id,
         ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("Bad Request: {why}")),
     )
+}
+
+/// A refusal by the authorization layer: its status, its `WWW-Authenticate`
+/// challenge, and a JSON-RPC error saying why.
+pub(crate) fn denied(denial: &Denial, id: Option<RequestId>) -> HttpResponse {
+    tracing::debug!(status = %denial.status, reason = %denial.message, "request refused by the authorization layer");
+    let mut response = error(
+        denial.status,
+        id,
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, denial.message.clone()),
+    );
+    if let Some(challenge) = denial.challenge.as_deref().and_then(|c| HeaderValue::from_str(c).ok()) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+}
+
+/// A document published by the authorization layer.
+pub(crate) fn document(document: Document) -> HttpResponse {
+    let mut response = Response::new(McpBody::full(document.body));
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(document.content_type));
+    response
 }

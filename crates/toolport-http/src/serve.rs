@@ -13,6 +13,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use toolport_server::Server;
 
+use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::endpoint::route;
 use crate::state::AppState;
@@ -63,6 +64,16 @@ impl HttpServer {
     /// example a `metrics-exporter-prometheus` handle's `render`).
     pub fn metrics(self, render: impl Fn() -> String + Send + Sync + 'static) -> Self {
         let _ = self.state.metrics.set(Arc::new(render));
+        self
+    }
+
+    /// Protects the endpoint: every request is authenticated before it is
+    /// processed, authorized per JSON-RPC request, and lists are trimmed to
+    /// what the caller may use (see [`Authenticator`]).
+    pub fn with_authenticator(mut self, authenticator: Arc<dyn Authenticator>) -> Self {
+        Arc::get_mut(&mut self.state)
+            .expect("the state is not shared before the server is bound")
+            .auth = Some(authenticator);
         self
     }
 
@@ -122,12 +133,15 @@ impl BoundServer {
             if let Err(e) = stream.set_nodelay(true) {
                 tracing::debug!(error = %e, "TCP_NODELAY not set");
             }
+            let max_head = state.config.max_header_bytes.max(8192);
             let state = state.clone();
             let service = service_fn(move |request| {
                 let state = state.clone();
                 async move { Ok::<_, Infallible>(route(state, request).await) }
             });
-            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            let connection = http1::Builder::new()
+                .max_buf_size(max_head)
+                .serve_connection(TokioIo::new(stream), service);
             let connection = graceful.watch(connection);
             // Finished connections are reaped as new ones arrive, so the set stays small.
             while connections.try_join_next().is_some() {}

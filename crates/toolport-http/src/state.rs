@@ -9,6 +9,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use tokio_util::sync::CancellationToken;
 use toolport_server::{Server, Session};
 
+use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::live::{LiveSession, forward_changes};
 use crate::store::{EventStore, SessionRecord, SessionStore};
@@ -27,6 +28,8 @@ pub(crate) struct AppState {
     pub(crate) shutdown: CancellationToken,
     /// Renders the Prometheus metrics, when a recorder is installed.
     pub(crate) metrics: OnceLock<MetricsRender>,
+    /// Authentication and authorization, when the endpoint is protected.
+    pub(crate) auth: Option<Arc<dyn Authenticator>>,
 }
 
 /// Renders metrics as Prometheus text.
@@ -48,6 +51,7 @@ impl AppState {
             no_session: Arc::default(),
             metrics: OnceLock::new(),
             shutdown: CancellationToken::new(),
+            auth: None,
         })
     }
 
@@ -67,10 +71,14 @@ impl AppState {
         Some(id)
     }
 
-    /// The session with this id, if it exists: from this machine, or
+    /// The session with this id, if it exists and belongs to `owner` (the
+    /// principal that created it, when authenticated): from this machine, or
     /// rebuilt from the store when another replica created it.
-    pub(crate) fn session(&self, id: &str) -> Option<Arc<LiveSession>> {
+    pub(crate) fn session(&self, id: &str, owner: Option<&str>) -> Option<Arc<LiveSession>> {
         let record = self.sessions.touch(id)?;
+        if record.principal.as_deref() != owner {
+            return None;
+        }
         let mut live = self.live();
         let session = live.entry(id.to_owned()).or_insert_with(|| {
             let session = LiveSession::new(
@@ -84,8 +92,16 @@ impl AppState {
         Some(session.clone())
     }
 
-    /// Ends a session; `false` if it did not exist.
-    pub(crate) fn end_session(&self, id: &str) -> bool {
+    /// Ends a session; `false` if it did not exist or belongs to another
+    /// principal than `owner`.
+    pub(crate) fn end_session(&self, id: &str, owner: Option<&str>) -> bool {
+        if self
+            .sessions
+            .touch(id)
+            .is_none_or(|record| record.principal.as_deref() != owner)
+        {
+            return false;
+        }
         let existed = self.sessions.remove(id);
         if let Some(live) = self.live().remove(id) {
             live.close();

@@ -1,6 +1,8 @@
 //! `toolport`: serve MCP, and talk to MCP servers.
 
 mod bench;
+mod oauth;
+mod scan;
 mod serve;
 
 use std::io::Write;
@@ -37,6 +39,8 @@ enum Command {
         #[command(subcommand)]
         action: AuditAction,
     },
+    /// Scan MCP servers' tool definitions for hidden instructions (exit 1 on findings, 2 on errors).
+    Scan(scan::ScanArgs),
     #[command(flatten)]
     Client(toolport::client_cli::ClientCommand),
 }
@@ -81,6 +85,18 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => block_on("toolport bench", bench::run(args)),
+        Command::Scan(args) => {
+            let mut findings = false;
+            let outcome = block_on("toolport scan", async {
+                findings = scan::run(args).await?;
+                Ok(())
+            });
+            match (outcome == ExitCode::SUCCESS, findings) {
+                (true, false) => ExitCode::SUCCESS,
+                (true, true) => ExitCode::from(1),
+                (false, _) => ExitCode::from(2),
+            }
+        }
         Command::Client(command) => {
             // Logs go to stderr, quietly unless TOOLPORT_LOG asks for more.
             let filter = EnvFilter::try_from_env("TOOLPORT_LOG").unwrap_or_else(|_| EnvFilter::new("warn"));

@@ -38,6 +38,8 @@ pub(crate) struct ServeArgs {
     /// A JSON file with the packs' settings (see docs/packs.md), instead of the `[packs]` section.
     #[arg(long, env = "TOOLPORT_PACKS_CONFIG")]
     packs_config: Option<PathBuf>,
+    #[command(flatten)]
+    oauth: crate::oauth::OAuthArgs,
 }
 
 pub(crate) fn run(args: ServeArgs) -> ExitCode {
@@ -77,7 +79,7 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config, args.demo)) {
+    match runtime.block_on(serve(config, args.demo, args.oauth)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("toolport: {e:#}");
@@ -100,7 +102,7 @@ fn init_logs(config: &Config) {
     }
 }
 
-async fn serve(config: Config, demo: bool) -> Result<()> {
+async fn serve(config: Config, demo: bool, oauth: crate::oauth::OAuthArgs) -> Result<()> {
     // A bare `toolport serve` serves the packs; `--demo` the demo tools.
     let packs = if demo {
         None
@@ -133,6 +135,17 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
             .install_recorder()
             .context("cannot install the metrics recorder")?;
         transport = transport.metrics(move || recorder.render());
+    }
+    if let Some(auth) = oauth
+        .resource_server(format!("http://{}{path}", config.http.bind))
+        .await?
+    {
+        eprintln!(
+            "toolport: OAuth 2.1 resource server for {}; metadata at {}",
+            auth.config().resource,
+            auth.metadata_url()
+        );
+        transport = transport.with_authenticator(auth);
     }
     let bound = transport
         .bind()

@@ -1,0 +1,220 @@
+//! OAuth 2.1 on the client (`basic/authorization`): everything between an
+//! MCP server's 401 and a request that carries a token it accepts.
+//!
+//! An MCP client library asks a [`TokenProvider`] for the token before each
+//! request and tells it about 401 and 403 answers; [`OAuthClient`] is the
+//! provider that does the work: protected-resource metadata discovery (the
+//! challenge's `resource_metadata`, then the well-known paths), authorization
+//! server metadata (RFC 8414 and OpenID Connect discovery, issuer checked),
+//! client registration (pre-registered, Client ID Metadata Document, or
+//! dynamic registration), authorization code with PKCE S256 and the RFC 8707
+//! `resource` parameter, `iss` validation (RFC 9207), client credentials
+//! (secret or private_key_jwt), refresh, and scope step-up on 403
+//! `insufficient_scope` with a retry limit.
+
+mod authorize;
+mod challenge;
+mod discovery;
+mod loopback;
+mod pkce;
+mod provider;
+mod registration;
+mod tokens;
+
+use std::fmt;
+
+pub use authorize::{HeadlessUserAgent, UserAgent};
+pub use challenge::BearerChallenge;
+pub use discovery::{ResourceMetadata, ServerMetadata, canonical_resource, server_metadata};
+pub use loopback::LoopbackUserAgent;
+pub use provider::OAuthClient;
+pub use registration::{ClientRegistration, client_metadata_document};
+pub use tokens::TokenSet;
+/// Signing algorithms, for [`PrivateKey`].
+pub use jsonwebtoken::Algorithm;
+
+use crate::http::HttpFuture;
+
+/// Why the client could not get a usable token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// Metadata could not be found or read.
+    #[error("discovery failed: {0}")]
+    Discovery(String),
+    /// The protected-resource metadata speaks for another resource.
+    #[error("the resource metadata names {resource:?}, which is not the server {server:?}; refusing to authorize")]
+    ResourceMismatch {
+        /// The `resource` in the metadata.
+        resource: String,
+        /// The MCP server the client talks to.
+        server: String,
+    },
+    /// Metadata or an authorization response names another issuer.
+    #[error("issuer mismatch: expected {expected:?}, got {found:?}")]
+    IssuerMismatch {
+        /// The issuer recorded.
+        expected: String,
+        /// The issuer presented.
+        found: String,
+    },
+    /// The authorization server does not support PKCE S256.
+    #[error("the authorization server does not support PKCE with S256; refusing to proceed")]
+    NoPkce,
+    /// No client id could be had.
+    #[error("client registration failed: {0}")]
+    Registration(String),
+    /// The authorization step failed or was refused.
+    #[error("authorization failed: {0}")]
+    Authorization(String),
+    /// The token endpoint refused or answered nonsense.
+    #[error("token request failed: {0}")]
+    Token(String),
+    /// A 403 that more scope cannot fix.
+    #[error("forbidden: {0}")]
+    Forbidden(String),
+    /// Step-up was tried as often as allowed for this challenge.
+    #[error("scope step-up for {0:?} was tried too often; giving up")]
+    StepUpLimit(String),
+}
+
+/// What an MCP client needs from an OAuth layer.
+///
+/// Before each HTTP request the client asks [`token`](Self::token) and sends
+/// `Authorization: Bearer <token>` when there is one. On a 401 it calls
+/// [`on_unauthorized`](Self::on_unauthorized) with the `WWW-Authenticate`
+/// value and, if that succeeds, retries the request once with the new token;
+/// on a 403 it calls [`on_forbidden`](Self::on_forbidden) likewise. An error
+/// from either is final for that request.
+pub trait TokenProvider: Send + Sync + fmt::Debug + 'static {
+    /// The access token to send, refreshed first if it is about to expire;
+    /// `None` before any authorization.
+    fn token(&self) -> HttpFuture<'_, Result<Option<String>, AuthError>>;
+
+    /// The server answered 401: discover, (re-)register and (re-)authorize.
+    fn on_unauthorized<'a>(&'a self, www_authenticate: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>>;
+
+    /// The server answered 403: step up to the challenged scopes (joined
+    /// with those asked for before), within the retry limit.
+    fn on_forbidden<'a>(&'a self, www_authenticate: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>>;
+}
+
+/// Client credentials registered out of band.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PreRegistered {
+    /// The client id.
+    pub client_id: String,
+    /// The secret, if confidential.
+    pub client_secret: Option<String>,
+    /// The issuer they belong to; `None` trusts whichever authorization
+    /// server the MCP server names first.
+    pub issuer: Option<String>,
+    /// The token-endpoint authentication method, if fixed.
+    pub auth_method: Option<String>,
+}
+
+impl fmt::Debug for PreRegistered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreRegistered")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
+            .field("issuer", &self.issuer)
+            .field("auth_method", &self.auth_method)
+            .finish()
+    }
+}
+
+/// A private key for `private_key_jwt` client authentication.
+#[derive(Clone)]
+pub struct PrivateKey {
+    /// PKCS#8 PEM.
+    pub pem: String,
+    /// The signing algorithm (ES256, RS256, ...).
+    pub algorithm: jsonwebtoken::Algorithm,
+}
+
+impl fmt::Debug for PrivateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PrivateKey")
+            .field("algorithm", &self.algorithm)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How the client obtains tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// A user authorizes: authorization code with PKCE.
+    AuthorizationCode,
+    /// The client acts on its own behalf: client credentials.
+    ClientCredentials,
+}
+
+/// Settings of the OAuth client.
+#[derive(Debug, Clone)]
+pub struct OAuthConfig {
+    /// The MCP endpoint, for example `https://mcp.example.com/mcp`.
+    pub server_url: String,
+    /// The client's name, for registration and consent screens.
+    pub client_name: String,
+    /// Where the authorization server sends the user back (loopback or HTTPS).
+    pub redirect_uri: String,
+    /// The client's Client ID Metadata Document URL (HTTPS), if it has one.
+    pub client_metadata_url: Option<String>,
+    /// Pre-registered credentials, used first when they fit the server.
+    pub pre_registered: Option<PreRegistered>,
+    /// The key for `private_key_jwt`.
+    pub private_key: Option<PrivateKey>,
+    /// Authorization code or client credentials.
+    pub grant: Grant,
+    /// Ask for `offline_access` (a refresh token) when the authorization
+    /// server lists it.
+    pub want_refresh_token: bool,
+    /// Step-up attempts allowed per challenged scope set.
+    pub max_step_ups: u32,
+}
+
+impl OAuthConfig {
+    /// An authorization-code client for `server_url`.
+    pub fn new(server_url: impl Into<String>, client_name: impl Into<String>, redirect_uri: impl Into<String>) -> Self {
+        OAuthConfig {
+            server_url: server_url.into(),
+            client_name: client_name.into(),
+            redirect_uri: redirect_uri.into(),
+            client_metadata_url: None,
+            pre_registered: None,
+            private_key: None,
+            grant: Grant::AuthorizationCode,
+            want_refresh_token: true,
+            max_step_ups: 2,
+        }
+    }
+}
+
+/// A fixed bearer token (a CLI's `--bearer`, a service account's token):
+/// sent as is; a 401 or 403 is final.
+#[derive(Clone)]
+pub struct StaticToken(pub String);
+
+impl fmt::Debug for StaticToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StaticToken(<redacted>)")
+    }
+}
+
+impl TokenProvider for StaticToken {
+    fn token(&self) -> HttpFuture<'_, Result<Option<String>, AuthError>> {
+        Box::pin(async move { Ok(Some(self.0.clone())) })
+    }
+
+    fn on_unauthorized<'a>(&'a self, _: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
+        Box::pin(async {
+            Err(AuthError::Authorization(
+                "the server refused the configured token".into(),
+            ))
+        })
+    }
+
+    fn on_forbidden<'a>(&'a self, _: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
+        Box::pin(async { Err(AuthError::Forbidden("the configured token lacks a needed scope".into())) })
+    }
+}

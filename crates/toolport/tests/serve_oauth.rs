@@ -1,0 +1,142 @@
+//! `toolport serve --oauth-issuer ...`: the binary as an OAuth 2.1 resource
+//! server, configured from flags (keys from a JWK set file here; from the
+//! issuer's metadata or --oauth-jwks-uri in production).
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::StatusCode;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+use support::{ACCEPT, JSON, call};
+use toolport_auth::http::{HttpClient, HyperClient};
+
+struct Serving(Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn keys() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../toolport-auth/tests/keys")
+}
+
+fn token(resource: &str, scope: &str) -> String {
+    let now = jsonwebtoken::get_current_timestamp();
+    let claims = json!({"iss": "https://as.test", "aud": resource, "sub": "alice", "scope": scope,
+        "iat": now, "exp": now + 300});
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = Some("rsa-1".into());
+    let key = EncodingKey::from_rsa_pem(&std::fs::read(keys().join("rsa-1.pem")).unwrap()).unwrap();
+    jsonwebtoken::encode(&header, &claims, &key).unwrap()
+}
+
+#[tokio::test]
+async fn serve_protects_the_endpoint_when_given_an_issuer() {
+    let jwk: Value = serde_json::from_str(&std::fs::read_to_string(keys().join("rsa-1.jwk.json")).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("toolport-serve-oauth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let jwks = dir.join("jwks.json");
+    std::fs::write(&jwks, json!({"keys": [jwk]}).to_string()).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolport"))
+        .args([
+            "serve",
+            "--demo",
+            "--bind",
+            &addr.to_string(),
+            "--oauth-issuer",
+            "https://as.test",
+        ])
+        .arg("--oauth-jwks-file")
+        .arg(&jwks)
+        .args(["--oauth-scope", "mcp:tools", "--oauth-tool-scope", "long_task=jobs:run"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let serving = Serving(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut lines = Vec::new();
+    while !lines.iter().any(|l: &String| l.contains("serving MCP")) {
+        lines.push(
+            rx.recv_timeout(Duration::from_secs(20))
+                .expect("the server starts within 20 s"),
+        );
+    }
+    let resource = format!("http://{addr}/mcp");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("OAuth 2.1 resource server for") && l.contains(&resource)),
+        "{lines:?}"
+    );
+
+    let metadata = HyperClient::default()
+        .send(
+            http::Request::get(format!("http://{addr}/.well-known/oauth-protected-resource/mcp"))
+                .body(Bytes::new())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let document: Value = serde_json::from_slice(metadata.body()).unwrap();
+    assert_eq!(document["resource"], resource);
+    assert_eq!(document["authorization_servers"], json!(["https://as.test"]));
+
+    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (status, headers, _) = call(addr, "POST", &[JSON, ACCEPT], initialize).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(
+        headers["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains(r#"scope="mcp:tools""#)
+    );
+
+    let bearer = format!("Bearer {}", token(&resource, "mcp:tools"));
+    let (status, headers, _) = call(addr, "POST", &[JSON, ACCEPT, ("authorization", &bearer)], initialize).await;
+    assert_eq!(status, StatusCode::OK);
+    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let in_session = [
+        JSON,
+        ACCEPT,
+        ("authorization", bearer.as_str()),
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let (_, _, listed) = call(
+        addr,
+        "POST",
+        &in_session,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    )
+    .await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"echo") && !names.contains(&"long_task"), "{names:?}");
+    drop(serving);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,7 +1,7 @@
 //! The OAuth client's decisions that neither the conformance suite nor
 //! oidc-provider exercise, against a scripted authorization server behind the
 //! `HttpClient` trait (a stand-in inside a test; the real peers are in
-//! `conformance_auth.rs` and `oidc_provider.rs`): refusing a server without
+//! `toolport-client/tests/conformance_suite.rs` and `oidc_provider.rs`): refusing a server without
 //! PKCE S256, a refresh answering a 401 once, then a new authorization, and
 //! a refused refresh falling back to a new authorization.
 

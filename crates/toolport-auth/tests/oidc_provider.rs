@@ -33,8 +33,9 @@ use http::{Method, Request, StatusCode, header};
 use serde_json::{Value, json};
 use toolport_auth::client::{AuthError, OAuthClient, OAuthConfig, UserAgent};
 use toolport_auth::http::{HttpClient, HttpFuture, HyperClient};
-use toolport_auth::mcp_http::McpHttpCaller;
 use toolport_auth::resource::{IntrospectionConfig, JwksSource, ResourceServer, ResourceServerConfig};
+use toolport_client::Client;
+use toolport_client::oauth::OAuth;
 use toolport_http::{HttpConfig, HttpServer};
 
 use common::{initialize_body, keys_dir, rpc};
@@ -514,12 +515,16 @@ async fn the_client_completes_authorization_code_with_pkce_and_calls_a_tool() {
     // redirect, as a browser handing the code to a loopback listener would.
     let config = OAuthConfig::new(&url, "toolport e2e", "http://127.0.0.1:53682/callback");
     let oauth = Arc::new(OAuthClient::new(config, http.clone(), person.clone()));
-    let caller = McpHttpCaller::new(&url, "2025-11-25", http.clone(), Some(oauth.clone()));
-    caller.connect().await.expect("initialize after authorization");
-    let tools = caller.list_tools().await.unwrap();
-    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    // The Toolport client, with the OAuth flows as its token provider.
+    let client = Client::http(&url)
+        .auth(OAuth::new(oauth.clone()))
+        .connect()
+        .await
+        .expect("connect after authorization");
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["echo", "whoami"], "delete_file is hidden without files:write");
-    let me = caller.call_tool("whoami", json!({})).await.unwrap();
+    let me = serde_json::to_value(client.call_tool("whoami", json!({})).await.unwrap()).unwrap();
     let who = me["content"][0]["text"].as_str().unwrap();
     assert!(who.starts_with("alice|"), "the person who signed in: {who}");
 
@@ -536,10 +541,11 @@ async fn the_client_completes_authorization_code_with_pkce_and_calls_a_tool() {
 
     // Step-up: delete_file needs files:write; the 403 leads to a second
     // authorization asking for both scopes, then the call succeeds.
-    let deleted = caller
+    let deleted = client
         .call_tool("delete_file", json!({}))
         .await
         .expect("step-up then call");
+    let deleted = serde_json::to_value(deleted).unwrap();
     assert_eq!(deleted["content"][0]["text"], "deleted");
     let granted = oauth.granted_scopes().await;
     assert!(

@@ -41,6 +41,8 @@ pub mod handler;
 mod http;
 mod inbound;
 mod link;
+#[cfg(feature = "oauth")]
+pub mod oauth;
 mod options;
 mod sse;
 mod stdio;

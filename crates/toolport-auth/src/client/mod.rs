@@ -26,12 +26,12 @@ use std::fmt;
 pub use authorize::{HeadlessUserAgent, UserAgent};
 pub use challenge::BearerChallenge;
 pub use discovery::{ResourceMetadata, ServerMetadata, canonical_resource, server_metadata};
+/// Signing algorithms, for [`PrivateKey`].
+pub use jsonwebtoken::Algorithm;
 pub use loopback::LoopbackUserAgent;
 pub use provider::OAuthClient;
 pub use registration::{ClientRegistration, client_metadata_document};
 pub use tokens::TokenSet;
-/// Signing algorithms, for [`PrivateKey`].
-pub use jsonwebtoken::Algorithm;
 
 use crate::http::HttpFuture;
 
@@ -96,6 +96,20 @@ pub trait TokenProvider: Send + Sync + fmt::Debug + 'static {
     /// The server answered 403: step up to the challenged scopes (joined
     /// with those asked for before), within the retry limit.
     fn on_forbidden<'a>(&'a self, www_authenticate: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>>;
+}
+
+/// A shared provider (so the caller keeps a handle on it, for its granted
+/// scopes or registration) is a provider.
+impl<T: TokenProvider + ?Sized> TokenProvider for std::sync::Arc<T> {
+    fn token(&self) -> HttpFuture<'_, Result<Option<String>, AuthError>> {
+        (**self).token()
+    }
+    fn on_unauthorized<'a>(&'a self, www_authenticate: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
+        (**self).on_unauthorized(www_authenticate)
+    }
+    fn on_forbidden<'a>(&'a self, www_authenticate: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
+        (**self).on_forbidden(www_authenticate)
+    }
 }
 
 /// Client credentials registered out of band.

@@ -8,16 +8,21 @@
 //! the scenario in `MCP_CONFORMANCE_SCENARIO` (test data, when a scenario
 //! has any, in `MCP_CONFORMANCE_CONTEXT`). Each scenario gets the ordinary
 //! client doing what an agent would: list, then call. Authorization
-//! scenarios need a token provider, which the OAuth client (`toolport-auth`)
-//! supplies; without it they fail at the first 401.
+//! scenarios get the OAuth client (`toolport-auth`) as the token provider.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
+use toolport_auth::client::{Algorithm, Grant, HeadlessUserAgent, OAuthClient, OAuthConfig, PreRegistered, PrivateKey};
+use toolport_auth::http::{HttpClient, HyperClient};
 use toolport_client::handler::Canned;
-use toolport_client::{Client, ClientError, TokenProvider};
+use toolport_client::oauth::OAuth;
+use toolport_client::{Client, ClientError};
+
+/// The Client ID Metadata Document URL the suite expects a CIMD client to use.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -47,7 +52,7 @@ async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientErr
         roots: Vec::new(),
     };
     let mut builder = Client::http(url).handler(answers);
-    if let Some(provider) = token_provider(scenario, context) {
+    if let Some(provider) = token_provider(scenario, url, context) {
         builder = builder.auth(provider);
     }
     let client = builder.connect().await?;
@@ -116,13 +121,37 @@ async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientErr
     Ok(())
 }
 
-/// The OAuth client for the `auth/*` scenarios: the place where
-/// `toolport-auth` plugs in (discovery, registration, authorization code with
-/// PKCE, client credentials from `MCP_CONFORMANCE_CONTEXT`, step-up). Until
-/// then there is none, and those scenarios stop at their first 401.
-fn token_provider(scenario: &str, context: &Value) -> Option<Arc<dyn TokenProvider>> {
-    let _ = (scenario, context);
-    None
+/// The OAuth client for the `auth/*` scenarios: discovery, registration
+/// (pre-registered credentials from `MCP_CONFORMANCE_CONTEXT`, a Client ID
+/// Metadata Document, or dynamic registration), authorization code with
+/// PKCE through a headless user agent, client credentials, step-up.
+fn token_provider(scenario: &str, url: &str, context: &Value) -> Option<OAuth<OAuthClient>> {
+    if !scenario.starts_with("auth/") {
+        return None;
+    }
+    let http: Arc<dyn HttpClient> = Arc::new(HyperClient::default());
+    let mut config = OAuthConfig::new(url, "toolport conformance client", "http://127.0.0.1:3000/callback");
+    config.client_metadata_url = Some(CLIENT_METADATA_URL.into());
+    let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
+    if let Some(client_id) = text("client_id") {
+        config.pre_registered = Some(PreRegistered {
+            client_id,
+            client_secret: text("client_secret"),
+            issuer: None,
+            auth_method: None,
+        });
+    }
+    if let Some(pem) = text("private_key_pem") {
+        let algorithm = text("signing_algorithm")
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(Algorithm::ES256);
+        config.private_key = Some(PrivateKey { pem, algorithm });
+    }
+    if scenario.starts_with("auth/client-credentials") {
+        config.grant = Grant::ClientCredentials;
+    }
+    let person = Arc::new(HeadlessUserAgent::new(http.clone()));
+    Some(OAuth::new(OAuthClient::new(config, http, person)))
 }
 
 /// Arguments that satisfy the required properties of a simple schema.

@@ -11,7 +11,6 @@
 
 pub mod client;
 pub mod http;
-pub mod mcp_http;
 pub mod pinning;
 #[cfg(feature = "server")]
 pub mod resource;

@@ -42,12 +42,16 @@ impl Drop for Running {
 }
 
 async fn start(http: HttpConfig) -> Running {
+    start_serving(protected_server(), http).await
+}
+
+async fn start_serving(server: toolport_server::Server, http: HttpConfig) -> Running {
     let auth = ResourceServer::new(config()).unwrap();
     let http = HttpConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
         ..http
     };
-    let bound = HttpServer::new(protected_server(), http)
+    let bound = HttpServer::new(server, http)
         .with_authenticator(Arc::new(auth))
         .bind()
         .await
@@ -292,6 +296,78 @@ async fn scopes_decide_what_a_caller_sees_and_may_call() {
         me.body["result"]["content"][0]["text"],
         "bob|client-of-bob|mcp:tools files:write notes:read"
     );
+}
+
+#[tokio::test]
+async fn the_principal_reaches_rate_limits_and_the_audit_stream() {
+    use toolport_server::audit::AuditLog;
+    use toolport_server::policy::{PolicyConfig, RateConfig};
+    use toolport_server::{NoArgs, Server, tool};
+
+    let dir = std::env::temp_dir().join(format!("toolport-auth-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("audit.jsonl");
+    let _ = std::fs::remove_file(&path);
+    // One call per principal, then nothing for a long while.
+    let policies = PolicyConfig {
+        rate_per_principal: Some(RateConfig {
+            per_second: 0.001,
+            burst: 1,
+        }),
+        ..PolicyConfig::default()
+    };
+    let server = Server::builder("limited", "1.0.0")
+        .tool(
+            tool("echo")
+                .description("Echoes.")
+                .handler(|_: NoArgs| async { "echo".to_owned() }),
+        )
+        .policies(policies)
+        .audit(AuditLog::open(path.to_str().unwrap(), Vec::new()).unwrap())
+        .build()
+        .unwrap();
+    let s = start_serving(server, HttpConfig::default()).await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+    ];
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {}, "_meta": meta}});
+    let (alice, bob) = (token("alice", "mcp:tools"), token("bob", "mcp:tools"));
+    let first = rpc(s.addr, Some(&alice), &headers, body.clone()).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text);
+    let again = rpc(s.addr, Some(&alice), &headers, body.clone()).await;
+    assert_eq!(again.status, StatusCode::TOO_MANY_REQUESTS, "{}", again.text);
+    assert!(again.headers.contains_key("retry-after"));
+    // Bob has his own bucket.
+    let other = rpc(s.addr, Some(&bob), &headers, body).await;
+    assert_eq!(other.status, StatusCode::OK, "{}", other.text);
+
+    // The audit writer is a thread that flushes when idle: wait (bounded)
+    // for Bob's record.
+    let mut text = String::new();
+    for _ in 0..500 {
+        text = std::fs::read_to_string(&path).unwrap_or_default();
+        if text.contains("\"bob\"") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let who: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| (r["principal"].as_str().unwrap(), r["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(who[0], ("alice", "ok"), "{text}");
+    assert_eq!(who.last().unwrap(), &("bob", "ok"), "{text}");
+    assert!(
+        !text.contains(&alice) && !text.contains(&bob),
+        "tokens never reach the audit stream"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

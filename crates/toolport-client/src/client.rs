@@ -46,6 +46,8 @@ pub struct ClientBuilder {
     options: ClientOptions,
     handler: Arc<dyn ClientHandler>,
     auth: Option<Arc<dyn TokenProvider>>,
+    #[cfg(feature = "auth")]
+    pinning: Option<crate::pinning::Pinning>,
 }
 
 #[derive(Debug)]
@@ -71,6 +73,31 @@ impl ClientBuilder {
     /// Sets the token provider for HTTP (`Authorization: Bearer`, 401/403).
     pub fn auth(mut self, provider: impl TokenProvider) -> Self {
         self.auth = Some(Arc::new(provider));
+        self
+    }
+
+    /// Pins this server's tool definitions under the name `server` in `pins`:
+    /// new and changed tools are quarantined (not listed, not callable)
+    /// until approved, each event audited by the pins' sink.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), toolport_client::ClientError> {
+    /// use std::sync::Arc;
+    /// use toolport_auth::pinning::{PinStore, ToolPins, TracingAudit};
+    /// use toolport_client::Client;
+    ///
+    /// let pins = Arc::new(ToolPins::new(PinStore::default(), Arc::new(TracingAudit)));
+    /// let client = Client::http("http://127.0.0.1:8080/mcp").pin_tools("local", pins.clone()).connect().await?;
+    /// assert!(client.list_tools().await?.is_empty(), "nothing is approved yet");
+    /// pins.approve_all("local"); // after a person has looked at pins.snapshot()
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "auth")]
+    pub fn pin_tools(mut self, server: impl Into<String>, pins: Arc<toolport_auth::pinning::ToolPins>) -> Self {
+        self.pinning = Some(crate::pinning::Pinning {
+            server: server.into(),
+            pins,
+        });
         self
     }
 
@@ -100,6 +127,8 @@ impl ClientBuilder {
                 subscriptions: Mutex::default(),
                 log_level: Mutex::new(None),
                 closed: CancellationToken::new(),
+                #[cfg(feature = "auth")]
+                pinning: self.pinning,
             }),
         })
     }
@@ -142,6 +171,8 @@ struct Inner {
     subscriptions: Mutex<BTreeSet<String>>,
     log_level: Mutex<Option<LoggingLevel>>,
     closed: CancellationToken,
+    #[cfg(feature = "auth")]
+    pinning: Option<crate::pinning::Pinning>,
 }
 
 impl Drop for Inner {
@@ -205,6 +236,8 @@ impl Client {
             options: ClientOptions::default(),
             handler: Arc::new(NoInput),
             auth: None,
+            #[cfg(feature = "auth")]
+            pinning: None,
         }
     }
 

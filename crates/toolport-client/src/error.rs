@@ -59,6 +59,10 @@ pub enum ClientError {
     /// object, an unknown `--protocol`).
     #[error("{0}")]
     InvalidInput(String),
+    /// The tool's definition is new or changed since it was approved
+    /// (tool pinning); it is not called until someone approves it.
+    #[error("the tool {0:?} is quarantined: its definition is new or changed since it was approved")]
+    Quarantined(String),
     /// The server command could not be started.
     #[error("could not start the server command: {0}")]
     Spawn(String),
@@ -126,6 +130,9 @@ impl ClientError {
             }
             ClientError::InvalidInput(_) => "fix the command line and try again",
             ClientError::Spawn(_) => "check the command after `--`: is it installed and on PATH?",
+            ClientError::Quarantined(_) => {
+                "review the definition now on offer (the pins' snapshot) and approve it before calling the tool"
+            }
             ClientError::Closed => "open a new client",
         }
     }

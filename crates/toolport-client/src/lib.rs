@@ -41,9 +41,11 @@ pub mod handler;
 mod http;
 mod inbound;
 mod link;
-#[cfg(feature = "oauth")]
+#[cfg(feature = "auth")]
 pub mod oauth;
 mod options;
+#[cfg(feature = "auth")]
+mod pinning;
 mod sse;
 mod stdio;
 

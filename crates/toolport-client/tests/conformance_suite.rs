@@ -72,15 +72,14 @@ fn passed(text: &str, scenario: &str) -> bool {
 }
 
 /// OAuth scenarios every run has: discovery, each way to register, step-up
-/// and its retry limit, and the client-credentials grant.
-const AUTH: [&str; 8] = [
+/// and its retry limit, a metadata document for another resource.
+const AUTH: [&str; 7] = [
     "auth/metadata-default",
     "auth/basic-cimd",
     "auth/pre-registration",
     "auth/token-endpoint-auth-none",
     "auth/scope-step-up",
     "auth/scope-retry-limit",
-    "auth/client-credentials-jwt",
     "auth/resource-mismatch",
 ];
 
@@ -95,6 +94,7 @@ fn conformance_0_1_16_client_suite_all() {
         "sse-retry",
         "auth/2025-03-26-oauth-endpoint-fallback",
         "auth/offline-access-scope",
+        "auth/client-credentials-jwt",
     ]
     .into_iter()
     .chain(AUTH)
@@ -121,6 +121,7 @@ fn conformance_alpha_client_suite_all() {
         "json-schema-2020-12-preservation",
         "auth/iss-wrong-issuer",
         "auth/authorization-server-migration",
+        "auth/client-credentials-basic",
     ]
     .into_iter()
     .chain(AUTH)

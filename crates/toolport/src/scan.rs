@@ -1,16 +1,12 @@
-//! `toolport scan`: lists the tools of one or more MCP servers (or reads a
-//! saved `tools/list` result) and prints what the poisoned-description
-//! scanner finds. Each server's tools are also checked for references to
+//! `toolport scan`: lists the tools of one or more MCP servers (over HTTP or
+//! a command on stdio, or from a saved `tools/list` result) and prints what
+//! the poisoned-description scanner finds. Each server's tools are also checked for references to
 //! the other servers' tools. Exit status: 0 clean, 1 findings, 2 errors.
-
-use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-use toolport_auth::client::{StaticToken, TokenProvider};
-use toolport_auth::http::HyperClient;
-use toolport_auth::mcp_http::McpHttpCaller;
 use toolport_auth::scan::{Finding, ScanContext, scan_tools};
+use toolport_client::{Client, ClientBuilder, ClientOptions, ServerCommand, StaticToken, VersionPolicy};
 
 /// What to scan and how to print it.
 #[derive(Debug, clap::Args)]
@@ -24,32 +20,54 @@ pub(crate) struct ScanArgs {
     /// A bearer token for protected servers.
     #[arg(long, env = "TOOLPORT_BEARER", hide_env_values = true)]
     bearer: Option<String>,
-    /// The protocol version to speak.
-    #[arg(long, default_value = "2025-11-25")]
-    protocol: String,
+    /// The protocol version: auto (try 2026-07-28, fall back to the handshake) or a version.
+    #[arg(long, default_value = "auto")]
+    protocol: VersionPolicy,
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
+    /// A server command to run over stdio, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// Lists every tool of one server, as the JSON the server sent.
+async fn listing(builder: ClientBuilder, protocol: VersionPolicy, source: &str) -> Result<Vec<Value>> {
+    let options = ClientOptions {
+        version: protocol,
+        ..ClientOptions::default()
+    };
+    let client = builder
+        .options(options)
+        .connect()
+        .await
+        .with_context(|| format!("connecting to {source}"))?;
+    let tools = client.list_tools().await;
+    client.close().await;
+    let tools = tools.with_context(|| format!("listing the tools of {source}"))?;
+    Ok(tools
+        .iter()
+        .map(|t| serde_json::to_value(t).unwrap_or(Value::Null))
+        .collect())
 }
 
 /// Runs the scan; `Ok(true)` when something was found.
 pub(crate) async fn run(args: ScanArgs) -> Result<bool> {
-    if args.servers.is_empty() && args.files.is_empty() {
-        bail!("nothing to scan: give --server URL or --file PATH");
+    if args.servers.is_empty() && args.files.is_empty() && args.command.is_empty() {
+        bail!("nothing to scan: give --server URL, --file PATH or -- COMMAND ARGS...");
     }
     let mut listings: Vec<(String, Vec<Value>)> = Vec::new();
     for url in &args.servers {
-        let auth = args
-            .bearer
-            .clone()
-            .map(|t| Arc::new(StaticToken(t)) as Arc<dyn TokenProvider>);
-        let caller = McpHttpCaller::new(url, &args.protocol, Arc::new(HyperClient::default()), auth);
-        caller.connect().await.with_context(|| format!("connecting to {url}"))?;
-        let tools = caller
-            .list_tools()
-            .await
-            .with_context(|| format!("listing the tools of {url}"))?;
-        listings.push((url.clone(), tools));
+        let builder = match &args.bearer {
+            Some(token) => Client::http(url).auth(StaticToken::new(token)),
+            None => Client::http(url),
+        };
+        listings.push((url.clone(), listing(builder, args.protocol, url).await?));
+    }
+    if let Some((program, rest)) = args.command.split_first() {
+        let source = args.command.join(" ");
+        let builder = Client::stdio(ServerCommand::new(program, rest));
+        listings.push((source.clone(), listing(builder, args.protocol, &source).await?));
     }
     for path in &args.files {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

@@ -51,7 +51,8 @@ impl Client {
     }
 
     /// All the server's tools. Tools with invalid `x-mcp-header` annotations
-    /// are left out (2026-07-28 asks clients to reject them).
+    /// are left out (2026-07-28 asks clients to reject them), and so are
+    /// quarantined ones when the client pins tool definitions.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
         let all: Vec<Tool> = self.list_all(tools::LIST, "tools").await?;
         let mut notes = HashMap::new();
@@ -75,6 +76,10 @@ impl Client {
             }
         }
         *lock(&self.inner.tools) = notes;
+        #[cfg(feature = "auth")]
+        if let Some(pinning) = &self.inner.pinning {
+            return Ok(pinning.review(kept));
+        }
         Ok(kept)
     }
 
@@ -99,6 +104,16 @@ impl Client {
                 )));
             }
         };
+        #[cfg(feature = "auth")]
+        if let Some(pinning) = &self.inner.pinning
+            && !pinning.callable(name)
+        {
+            // A tool not listed since the client started is reviewed first.
+            self.list_tools().await?;
+            if !pinning.callable(name) {
+                return Err(ClientError::Quarantined(name.to_owned()));
+            }
+        }
         let mut params = json!({ "name": name });
         if let Some(arguments) = arguments {
             params["arguments"] = arguments;

@@ -141,6 +141,8 @@ impl Server {
             tool = tracing::field::Empty,
             trace_id = tracing::field::Empty,
         );
+        #[cfg(feature = "otel")]
+        crate::otel::adopt_parent(&span, request.params.as_ref());
         let started = std::time::Instant::now();
         let handles = self.inner.method_metrics.get_or_init(MethodMetrics::all);
         handles.in_flight.increment(1.0);

@@ -37,6 +37,8 @@ mod events;
 mod input;
 mod listen;
 mod methods;
+#[cfg(feature = "otel")]
+mod otel;
 pub mod policy;
 mod prompt;
 mod registry;

@@ -4,8 +4,8 @@
 //! Environment overrides: `TOOLPORT_<SECTION>__<KEY>` for any key (double
 //! underscore between levels, for example `TOOLPORT_HTTP__BIND` or
 //! `TOOLPORT_LIMITS__TOOLS__SEARCH__DEADLINE_MS`), and the familiar names
-//! `MCP_TRANSPORT`, `MAX_CONCURRENT_TOOLS`, `SESSION_TIMEOUT_SECONDS` and
-//! `DB_POOL_SIZE`.
+//! `MCP_TRANSPORT`, `MAX_CONCURRENT_TOOLS`, `SESSION_TIMEOUT_SECONDS`,
+//! `DB_POOL_SIZE`, `OTEL_EXPORTER_OTLP_ENDPOINT` and `OTEL_SERVICE_NAME`.
 //! Values are read as TOML (`10`, `true`, `["a", "b"]`), or as a string when
 //! they are not valid TOML.
 
@@ -35,6 +35,28 @@ pub struct Config {
     pub metrics: MetricsSection,
     /// The filesystem and SQL packs a bare `toolport serve` offers (docs/packs.md).
     pub packs: toolport_packs::PacksConfig,
+    /// Export of request spans over OTLP.
+    pub telemetry: TelemetrySection,
+}
+
+/// OpenTelemetry export.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetrySection {
+    /// An OTLP/HTTP collector (`OTEL_EXPORTER_OTLP_ENDPOINT`), for example
+    /// `http://127.0.0.1:4318`; spans go to its `/v1/traces`. None: no export.
+    pub otlp_endpoint: Option<String>,
+    /// The `service.name` of the exported spans (`OTEL_SERVICE_NAME`).
+    pub service_name: String,
+}
+
+impl Default for TelemetrySection {
+    fn default() -> Self {
+        TelemetrySection {
+            otlp_endpoint: None,
+            service_name: "toolport".into(),
+        }
+    }
 }
 
 /// How the server is reached.
@@ -207,6 +229,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("MAX_CONCURRENT_TOOLS", "limits.max_concurrent"),
     ("SESSION_TIMEOUT_SECONDS", "http.session_timeout_seconds"),
     ("DB_POOL_SIZE", "packs.sql.pool_size"),
+    ("OTEL_EXPORTER_OTLP_ENDPOINT", "telemetry.otlp_endpoint"),
+    ("OTEL_SERVICE_NAME", "telemetry.service_name"),
 ];
 
 impl Config {
@@ -307,6 +331,15 @@ impl Config {
                 "log.level",
                 quoted(&self.log.level),
                 "a tracing filter such as info or toolport_http=debug,warn",
+            );
+        }
+        if let Some(endpoint) = &self.telemetry.otlp_endpoint
+            && (!endpoint.starts_with("http://") || endpoint.parse::<http::Uri>().map_or(true, |u| u.host().is_none()))
+        {
+            return bad(
+                "telemetry.otlp_endpoint",
+                quoted(endpoint),
+                "an OTLP/HTTP collector URL such as http://127.0.0.1:4318 (plain http: a local collector or sidecar)",
             );
         }
         if self.audit.path.as_deref() == Some("") {

@@ -6,3 +6,4 @@ pub mod client_cli;
 pub mod config;
 pub mod demo;
 pub mod packs;
+pub mod telemetry;

@@ -7,11 +7,14 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use toolport::config::{Config, LogFormat, Transport};
 use toolport::demo;
+use toolport::telemetry::Telemetry;
 use toolport_http::HttpServer;
 use toolport_packs::Packs;
 use toolport_server::Server;
 use toolport_server::audit::AuditLog;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 /// `toolport serve` options. Flags override the configuration file, which
 /// the environment overrides in turn.
@@ -71,7 +74,13 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
             }
         }
     }
-    init_logs(&config);
+    let telemetry = match init_logs(&config) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("toolport: configuration error: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -79,7 +88,11 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config, args.demo, args.oauth)) {
+    let outcome = runtime.block_on(serve(config, args.demo, args.oauth));
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("toolport: {e:#}");
@@ -88,18 +101,35 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     }
 }
 
-fn init_logs(config: &Config) {
+/// Logs to stderr and, when configured, spans to an OTLP collector; each
+/// with its own filter, so quiet logs do not starve the exported traces.
+fn init_logs(config: &Config) -> Result<Option<Telemetry>> {
     // Logs go to stderr: on stdio, stdout carries nothing but MCP messages.
     // TOOLPORT_LOG, when set, wins over the configured level.
     let filter = EnvFilter::try_from_env("TOOLPORT_LOG").unwrap_or_else(|_| EnvFilter::new(&config.log.level));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false);
-    match config.log.format {
-        LogFormat::Text => logs.init(),
-        LogFormat::Json => logs.json().flatten_event(true).with_current_span(true).init(),
-    }
+    let logs = match config.log.format {
+        LogFormat::Text => fmt.with_filter(filter).boxed(),
+        LogFormat::Json => fmt
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_filter(filter)
+            .boxed(),
+    };
+    let registry = tracing_subscriber::registry().with(logs);
+    Ok(match Telemetry::start(&config.telemetry)? {
+        None => {
+            registry.init();
+            None
+        }
+        Some((telemetry, spans)) => {
+            registry.with(spans).init();
+            Some(telemetry)
+        }
+    })
 }
 
 async fn serve(config: Config, demo: bool, oauth: crate::oauth::OAuthArgs) -> Result<()> {

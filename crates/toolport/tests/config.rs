@@ -59,10 +59,14 @@ fn a_file_and_the_environment_make_the_configuration() {
             ("TOOLPORT_HTTP__ALLOWED_ORIGINS", r#"["https://app.example"]"#),
             ("TOOLPORT_LIMITS__TOOLS__SEARCH__MAX_CONCURRENT", "3"),
             ("TOOLPORT_LOG", "debug"),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+            ("OTEL_SERVICE_NAME", "tools-eu"),
             ("UNRELATED", "x"),
         ],
     )
     .unwrap();
+    assert_eq!(config.telemetry.otlp_endpoint.as_deref(), Some("http://127.0.0.1:4318"));
+    assert_eq!(config.telemetry.service_name, "tools-eu");
     assert_eq!(config.transport, Transport::Stdio);
     assert_eq!(config.limits.max_concurrent, 16, "the environment wins over the file");
     assert_eq!(config.http.session_timeout_seconds, 42);
@@ -129,6 +133,20 @@ fn every_bad_setting_names_its_key_value_and_what_was_expected() {
         ),
         ("[log]\nformat = \"xml\"", &[], "log.format", "\"xml\"", "`json`"),
         ("[limits]\nqueue = -1", &[], "limits.queue", "-1", "0 or more"),
+        (
+            "",
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318")],
+            "telemetry.otlp_endpoint",
+            "\"collector:4318\"",
+            "an OTLP/HTTP collector URL",
+        ),
+        (
+            "[telemetry]\notlp_endpoint = \"http://\"",
+            &[],
+            "telemetry.otlp_endpoint",
+            "\"http://\"",
+            "an OTLP/HTTP collector URL",
+        ),
         (
             "",
             &[("MAX_CONCURRENT_TOOLS", "abc")],

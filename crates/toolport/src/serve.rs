@@ -65,6 +65,11 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     if args.stateless {
         config.http.sessions = false;
     }
+    let flags = args.oauth.apply(&mut config.oauth);
+    if let Err(e) = flags.and_then(|()| Ok(config.oauth.check_flags()?)) {
+        eprintln!("toolport: configuration error: {e:#}");
+        return ExitCode::from(2);
+    }
     if let Some(file) = &args.packs_config {
         match toolport::packs::config(Some(file)) {
             Ok(packs) => config.packs = packs,
@@ -88,7 +93,7 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outcome = runtime.block_on(serve(config, args.demo, args.oauth));
+    let outcome = runtime.block_on(serve(config, args.demo));
     if let Some(telemetry) = telemetry {
         telemetry.shutdown();
     }
@@ -132,7 +137,7 @@ fn init_logs(config: &Config) -> Result<Option<Telemetry>> {
     })
 }
 
-async fn serve(config: Config, demo: bool, oauth: crate::oauth::OAuthArgs) -> Result<()> {
+async fn serve(config: Config, demo: bool) -> Result<()> {
     // A bare `toolport serve` serves the packs; `--demo` the demo tools.
     let packs = if demo {
         None
@@ -166,9 +171,8 @@ async fn serve(config: Config, demo: bool, oauth: crate::oauth::OAuthArgs) -> Re
             .context("cannot install the metrics recorder")?;
         transport = transport.metrics(move || recorder.render());
     }
-    if let Some(auth) = oauth
-        .resource_server(format!("http://{}{path}", config.http.bind))
-        .await?
+    if let Some(auth) =
+        crate::oauth::resource_server(&config.oauth, format!("http://{}{path}", config.http.bind)).await?
     {
         eprintln!(
             "toolport: OAuth 2.1 resource server for {}; metadata at {}",

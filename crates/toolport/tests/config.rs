@@ -51,6 +51,10 @@ fn a_file_and_the_environment_make_the_configuration() {
         rate = { per_second = 2.5, burst = 5 }
         [log]
         format = "json"
+        [oauth]
+        scopes = ["mcp:tools"]
+        [oauth.tool_scopes]
+        delete_file = ["files:write"]
         "#,
         &[
             ("MAX_CONCURRENT_TOOLS", "16"),
@@ -61,12 +65,15 @@ fn a_file_and_the_environment_make_the_configuration() {
             ("TOOLPORT_LOG", "debug"),
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
             ("OTEL_SERVICE_NAME", "tools-eu"),
+            ("OAUTH_ISSUER", "https://auth.example.com"),
             ("UNRELATED", "x"),
         ],
     )
     .unwrap();
     assert_eq!(config.telemetry.otlp_endpoint.as_deref(), Some("http://127.0.0.1:4318"));
     assert_eq!(config.telemetry.service_name, "tools-eu");
+    assert_eq!(config.oauth.issuer.as_deref(), Some("https://auth.example.com"));
+    assert_eq!(config.oauth.tool_scopes["delete_file"], ["files:write"]);
     assert_eq!(config.transport, Transport::Stdio);
     assert_eq!(config.limits.max_concurrent, 16, "the environment wins over the file");
     assert_eq!(config.http.session_timeout_seconds, 42);
@@ -149,6 +156,34 @@ fn every_bad_setting_names_its_key_value_and_what_was_expected() {
         ),
         (
             "",
+            &[("OAUTH_ISSUER", "auth.example.com")],
+            "oauth.issuer",
+            "\"auth.example.com\"",
+            "an https:// URL",
+        ),
+        (
+            "[oauth]\nscopes = [\"mcp:tools\"]",
+            &[],
+            "oauth.issuer",
+            "\"\"",
+            "the other oauth keys need it",
+        ),
+        (
+            "[oauth]\nissuer = \"https://as\"\njwks_uri = \"https://as/jwks\"\njwks_file = \"k.json\"",
+            &[],
+            "oauth.jwks_file",
+            "\"both\"",
+            "not both",
+        ),
+        (
+            "[oauth]\nissuer = \"https://as\"\n[oauth.tool_scopes]\ndelete = []",
+            &[],
+            "oauth.tool_scopes.delete",
+            "\"\"",
+            "one or more scope names",
+        ),
+        (
+            "",
             &[("MAX_CONCURRENT_TOOLS", "abc")],
             "limits.max_concurrent",
             "\"abc\"",
@@ -205,4 +240,28 @@ fn config_check_and_serve_refuse_a_bad_file_with_the_message() {
         .unwrap();
     assert!(check.status.success());
     assert!(String::from_utf8_lossy(&check.stdout).contains("max_concurrent = 4"));
+}
+
+#[test]
+fn serve_refuses_bad_oauth_flags_naming_the_key() {
+    for (flags, needle) in [
+        (
+            &["--oauth-issuer", "auth.example.com"][..],
+            "oauth.issuer = \"auth.example.com\" (from the command line)",
+        ),
+        (&["--oauth-tool-scope", "delete_file"][..], "--oauth-tool-scope"),
+    ] {
+        let serve = Command::new(env!("CARGO_BIN_EXE_toolport"))
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .args(flags)
+            .env_remove("OAUTH_ISSUER")
+            .output()
+            .unwrap();
+        assert_eq!(serve.status.code(), Some(2), "{flags:?}");
+        let stderr = String::from_utf8_lossy(&serve.stderr);
+        assert!(
+            stderr.contains("configuration error") && stderr.contains(needle),
+            "{stderr}"
+        );
+    }
 }

@@ -52,18 +52,19 @@ async fn serve_protects_the_endpoint_when_given_an_issuer() {
         .unwrap()
         .port();
     let addr: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    // Each setting from another place: the issuer from the environment, the
+    // keys and basic scope from the file, a tool's scope from a flag.
+    let config = dir.join("toolport.toml");
+    let file = format!(
+        "[oauth]\njwks_file = {:?}\nscopes = [\"mcp:tools\"]\n",
+        jwks.display().to_string()
+    );
+    std::fs::write(&config, file).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolport"))
-        .args([
-            "serve",
-            "--demo",
-            "--bind",
-            &addr.to_string(),
-            "--oauth-issuer",
-            "https://as.test",
-        ])
-        .arg("--oauth-jwks-file")
-        .arg(&jwks)
-        .args(["--oauth-scope", "mcp:tools", "--oauth-tool-scope", "long_task=jobs:run"])
+        .args(["serve", "--demo", "--bind", &addr.to_string(), "--config"])
+        .arg(&config)
+        .args(["--oauth-tool-scope", "long_task=jobs:run"])
+        .env("OAUTH_ISSUER", "https://as.test")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

@@ -109,6 +109,7 @@ impl ClientBuilder {
                 &url,
                 self.options.max_connections,
                 self.options.max_message_bytes,
+                &self.options.extra_root_certificates,
                 self.auth,
             )?)),
         };

@@ -111,6 +111,9 @@ pub struct ClientOptions {
     pub max_input_rounds: u32,
     /// Largest HTTP body or SSE event accepted from the server.
     pub max_message_bytes: usize,
+    /// PEM certificates trusted for `https://` besides the Mozilla root
+    /// certificates: a private CA's, for servers inside an organisation.
+    pub extra_root_certificates: Vec<u8>,
 }
 
 impl Default for ClientOptions {
@@ -125,6 +128,7 @@ impl Default for ClientOptions {
             backoff: Backoff::default(),
             max_input_rounds: 16,
             max_message_bytes: 16 * 1024 * 1024,
+            extra_root_certificates: Vec::new(),
         }
     }
 }

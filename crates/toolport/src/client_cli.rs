@@ -77,6 +77,9 @@ pub struct Target {
     /// A bearer token for HTTP servers that require one.
     #[arg(long, env = "TOOLPORT_BEARER", hide_env_values = true)]
     bearer: Option<String>,
+    /// PEM certificates of a private CA to trust for https:// (besides the usual roots).
+    #[arg(long, env = "TOOLPORT_CA_FILE", value_name = "PATH")]
+    ca_file: Option<std::path::PathBuf>,
     /// The server command to run over stdio, after `--` (instead of --server).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -235,7 +238,12 @@ impl ClientCommand {
 }
 
 fn connect(target: &Target) -> Result<Client> {
+    let extra_root_certificates = match &target.ca_file {
+        None => Vec::new(),
+        Some(path) => std::fs::read(path).with_context(|| format!("reading the CA file {}", path.display()))?,
+    };
     let options = ClientOptions {
+        extra_root_certificates,
         client_info: toolport_protocol::capabilities::Implementation::new("toolport-cli", env!("CARGO_PKG_VERSION")),
         version: target.protocol,
         request_timeout: Duration::from_secs(target.timeout.max(1)),

@@ -148,8 +148,14 @@ fn every_failure_says_what_to_do() {
             "check that the server is running",
         ),
         (
-            vec!["tools", "--server", "https://127.0.0.1:1/mcp"],
-            "https is not supported",
+            vec![
+                "tools",
+                "--server",
+                "https://127.0.0.1:1/mcp",
+                "--ca-file",
+                "/nonexistent/ca.pem",
+            ],
+            "reading the CA file /nonexistent/ca.pem",
         ),
         (vec!["tools", "--server", "not a url"], "is not a URL"),
         (

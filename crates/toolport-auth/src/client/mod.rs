@@ -15,6 +15,7 @@
 mod authorize;
 mod challenge;
 mod discovery;
+mod id_jag;
 mod loopback;
 mod pkce;
 mod provider;
@@ -155,12 +156,79 @@ impl fmt::Debug for PrivateKey {
 }
 
 /// How the client obtains tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Grant {
     /// A user authorizes: authorization code with PKCE.
     AuthorizationCode,
     /// The client acts on its own behalf: client credentials.
     ClientCredentials,
+    /// Workload identity federation (RFC 7523 JWT bearer grant): the
+    /// workload presents a JWT its platform issued for the authorization
+    /// server (a Kubernetes service-account token, a cloud identity token).
+    JwtBearer {
+        /// The workload's JWT.
+        assertion: String,
+    },
+    /// Enterprise-managed authorization (ID-JAG): the user's ID token from
+    /// the enterprise identity provider is exchanged there (RFC 8693) for an
+    /// identity assertion grant, which the authorization server takes with
+    /// the JWT bearer grant.
+    IdJag(IdJag),
+}
+
+impl Grant {
+    /// Whether tokens come without a person (no redirect, no refresh token).
+    pub(crate) fn is_machine(&self) -> bool {
+        !matches!(self, Grant::AuthorizationCode)
+    }
+
+    /// The `grant_type` sent to the authorization server's token endpoint.
+    pub(crate) fn grant_type(&self) -> &'static str {
+        match self {
+            Grant::AuthorizationCode => "authorization_code",
+            Grant::ClientCredentials => "client_credentials",
+            Grant::JwtBearer { .. } | Grant::IdJag(_) => tokens::JWT_BEARER,
+        }
+    }
+}
+
+impl fmt::Debug for Grant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never print the assertion or the ID token.
+        match self {
+            Grant::AuthorizationCode => f.write_str("AuthorizationCode"),
+            Grant::ClientCredentials => f.write_str("ClientCredentials"),
+            Grant::JwtBearer { .. } => f.write_str("JwtBearer(<redacted>)"),
+            Grant::IdJag(idjag) => f.debug_tuple("IdJag").field(idjag).finish(),
+        }
+    }
+}
+
+/// Where and how the user's ID token is exchanged for an ID-JAG.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdJag {
+    /// The identity provider's token endpoint.
+    pub idp_token_endpoint: String,
+    /// This client's id at the identity provider.
+    pub idp_client_id: String,
+    /// Its secret there, if it has one (sent in the form).
+    pub idp_client_secret: Option<String>,
+    /// The user's ID token from the identity provider.
+    pub id_token: String,
+}
+
+impl fmt::Debug for IdJag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IdJag")
+            .field("idp_token_endpoint", &self.idp_token_endpoint)
+            .field("idp_client_id", &self.idp_client_id)
+            .field(
+                "idp_client_secret",
+                &self.idp_client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("id_token", &"<redacted>")
+            .finish()
+    }
 }
 
 /// Settings of the OAuth client.
@@ -230,5 +298,30 @@ impl TokenProvider for StaticToken {
 
     fn on_forbidden<'a>(&'a self, _: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
         Box::pin(async { Err(AuthError::Forbidden("the configured token lacks a needed scope".into())) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Grant, IdJag};
+
+    #[test]
+    fn grants_never_print_their_secrets() {
+        let wif = Grant::JwtBearer {
+            assertion: "eyJ.workload.jwt".into(),
+        };
+        let idjag = Grant::IdJag(IdJag {
+            idp_token_endpoint: "https://idp.example/token".into(),
+            idp_client_id: "agent".into(),
+            idp_client_secret: Some("s3cret".into()),
+            id_token: "eyJ.id.token".into(),
+        });
+        let printed = format!("{wif:?} {idjag:?}");
+        for secret in ["eyJ.workload.jwt", "s3cret", "eyJ.id.token"] {
+            assert!(!printed.contains(secret), "{printed}");
+        }
+        assert!(printed.contains("https://idp.example/token"), "{printed}");
+        assert_eq!(wif.grant_type(), "urn:ietf:params:oauth:grant-type:jwt-bearer");
+        assert!(wif.is_machine() && !Grant::AuthorizationCode.is_machine());
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::authorize::{self, Expected, UserAgent};
 use super::challenge::BearerChallenge;
 use super::discovery::{self, ResourceMetadata, ServerMetadata};
+use super::id_jag;
 use super::pkce::{self, Pkce};
 use super::registration::{self, ClientRegistration};
 use super::tokens::{self, TokenSet};
@@ -141,7 +142,7 @@ impl OAuthClient {
         resource: &str,
         scopes: &[String],
     ) -> Result<(), AuthError> {
-        let client_credentials = self.config.grant == Grant::ClientCredentials;
+        let machine = self.config.grant.is_machine();
         let registration = match state.registrations.get(&server.issuer) {
             Some(r) => r.clone(),
             None => {
@@ -149,7 +150,6 @@ impl OAuthClient {
                     self.http.as_ref(),
                     &self.config,
                     server,
-                    client_credentials,
                     state.pre_registered_at.as_deref(),
                 )
                 .await?;
@@ -167,7 +167,7 @@ impl OAuthClient {
         };
         let mut scopes: Vec<String> = scopes.to_vec();
         if self.config.want_refresh_token
-            && !client_credentials
+            && !machine
             && server
                 .scopes_supported
                 .as_ref()
@@ -180,8 +180,18 @@ impl OAuthClient {
             .requested
             .extend(scopes.iter().filter(|s| *s != "offline_access").cloned());
         let scope = scopes.join(" ");
-        let token = if client_credentials {
-            let mut params = vec![("grant_type", "client_credentials"), ("resource", resource)];
+        let assertion = match &self.config.grant {
+            Grant::JwtBearer { assertion } => Some(assertion.clone()),
+            Grant::IdJag(idjag) => {
+                Some(id_jag::exchange(self.http.as_ref(), idjag, &server.issuer, resource, &scope).await?)
+            }
+            Grant::AuthorizationCode | Grant::ClientCredentials => None,
+        };
+        let token = if machine {
+            let mut params = vec![("grant_type", self.config.grant.grant_type()), ("resource", resource)];
+            if let Some(assertion) = &assertion {
+                params.push(("assertion", assertion));
+            }
             if !scope.is_empty() {
                 params.push(("scope", &scope));
             }

@@ -66,9 +66,9 @@ pub(crate) async fn register(
     client: &dyn HttpClient,
     config: &OAuthConfig,
     server: &ServerMetadata,
-    client_credentials: bool,
     pre_registered_at: Option<&str>,
 ) -> Result<ClientRegistration, AuthError> {
+    let machine = config.grant.is_machine();
     let has_key = config.private_key.is_some();
     if let Some(pre) = &config.pre_registered {
         // Pre-registered credentials belong to one authorization server; when
@@ -91,7 +91,7 @@ pub(crate) async fn register(
     }
     if let Some(url) = &config.client_metadata_url
         && server.client_id_metadata_document_supported
-        && !client_credentials
+        && !machine
     {
         return Ok(ClientRegistration {
             issuer: server.issuer.clone(),
@@ -113,15 +113,15 @@ pub(crate) async fn register(
         .clone()
         .unwrap_or_else(|| vec!["client_secret_basic".into()]);
     let offers = |m: &str| offered.iter().any(|o| o == m);
-    let auth_method = if !client_credentials && offers("none") {
+    let auth_method = if !machine && offers("none") {
         "none"
     } else if offers("client_secret_basic") || !offers("client_secret_post") {
         "client_secret_basic"
     } else {
         "client_secret_post"
     };
-    let grant_types = if client_credentials {
-        json!(["client_credentials"])
+    let grant_types = if machine {
+        json!([config.grant.grant_type()])
     } else {
         json!(["authorization_code", "refresh_token"])
     };
@@ -129,7 +129,7 @@ pub(crate) async fn register(
         "client_name": config.client_name,
         "redirect_uris": [config.redirect_uri],
         "grant_types": grant_types,
-        "response_types": if client_credentials { json!([]) } else { json!(["code"]) },
+        "response_types": if machine { json!([]) } else { json!(["code"]) },
         "token_endpoint_auth_method": auth_method,
         // A loopback redirect makes this a native application (SEP-837).
         "application_type": "native",
@@ -211,7 +211,7 @@ mod tests {
             issuer: None,
             auth_method: None,
         });
-        let first = register(&Offline, &config, &server("https://as1.example"), false, None)
+        let first = register(&Offline, &config, &server("https://as1.example"), None)
             .await
             .unwrap();
         assert_eq!(
@@ -222,7 +222,6 @@ mod tests {
             &Offline,
             &config,
             &server("https://as2.example"),
-            false,
             Some("https://as1.example"),
         )
         .await;
@@ -232,7 +231,7 @@ mod tests {
         );
         config.pre_registered.as_mut().unwrap().issuer = Some("https://as1.example".into());
         assert!(
-            register(&Offline, &config, &server("https://as2.example"), false, None)
+            register(&Offline, &config, &server("https://as2.example"), None)
                 .await
                 .is_err()
         );

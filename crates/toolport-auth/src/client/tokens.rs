@@ -12,6 +12,9 @@ use super::registration::ClientRegistration;
 use super::{AuthError, PrivateKey};
 use crate::http::{self, HttpClient};
 
+/// The RFC 7523 JWT bearer grant type.
+pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
 /// Tokens from a token endpoint. Never logged: `Debug` hides them.
 #[derive(Clone)]
 pub struct TokenSet {

@@ -15,7 +15,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use toolport_auth::client::{Algorithm, Grant, HeadlessUserAgent, OAuthClient, OAuthConfig, PreRegistered, PrivateKey};
+use toolport_auth::client::{
+    Algorithm, Grant, HeadlessUserAgent, IdJag, OAuthClient, OAuthConfig, PreRegistered, PrivateKey,
+};
 use toolport_auth::http::{HttpClient, HyperClient};
 use toolport_client::handler::Canned;
 use toolport_client::oauth::OAuth;
@@ -124,7 +126,8 @@ async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), ClientErr
 /// The OAuth client for the `auth/*` scenarios: discovery, registration
 /// (pre-registered credentials from `MCP_CONFORMANCE_CONTEXT`, a Client ID
 /// Metadata Document, or dynamic registration), authorization code with
-/// PKCE through a headless user agent, client credentials, step-up.
+/// PKCE through a headless user agent, client credentials, a workload's JWT
+/// (RFC 7523), an enterprise ID token exchanged for an ID-JAG, step-up.
 fn token_provider(scenario: &str, url: &str, context: &Value) -> Option<OAuth<OAuthClient>> {
     if !scenario.starts_with("auth/") {
         return None;
@@ -149,6 +152,21 @@ fn token_provider(scenario: &str, url: &str, context: &Value) -> Option<OAuth<OA
     }
     if scenario.starts_with("auth/client-credentials") {
         config.grant = Grant::ClientCredentials;
+    }
+    // Workload identity federation: the platform's JWT is the grant.
+    if let Some(assertion) = text("valid_jwt") {
+        config.grant = Grant::JwtBearer { assertion };
+    }
+    // Enterprise-managed authorization: the IdP's ID token, exchanged for an ID-JAG.
+    if let (Some(id_token), Some(idp_token_endpoint), Some(idp_client_id)) =
+        (text("idp_id_token"), text("idp_token_endpoint"), text("idp_client_id"))
+    {
+        config.grant = Grant::IdJag(IdJag {
+            idp_token_endpoint,
+            idp_client_id,
+            idp_client_secret: text("idp_client_secret"),
+            id_token,
+        });
     }
     let person = Arc::new(HeadlessUserAgent::new(http.clone()));
     Some(OAuth::new(OAuthClient::new(config, http, person)))

@@ -31,10 +31,18 @@ pub struct AuthChallenge {
     pub params: BTreeMap<String, String>,
     /// How many times this request has been sent so far (1 on the first answer).
     pub attempt: u32,
+    /// The server's `DPoP-Nonce`, when it sent one (RFC 9449 §9).
+    pub dpop_nonce: Option<String>,
 }
 
 impl AuthChallenge {
-    pub(crate) fn new(resource: &str, status: u16, www_authenticate: Option<String>, attempt: u32) -> Self {
+    pub(crate) fn new(
+        resource: &str,
+        status: u16,
+        www_authenticate: Option<String>,
+        attempt: u32,
+        dpop_nonce: Option<String>,
+    ) -> Self {
         let params = www_authenticate.as_deref().map(bearer_params).unwrap_or_default();
         AuthChallenge {
             resource: resource.to_owned(),
@@ -42,6 +50,7 @@ impl AuthChallenge {
             www_authenticate,
             params,
             attempt,
+            dpop_nonce,
         }
     }
 
@@ -86,6 +95,38 @@ pub trait TokenProvider: Send + Sync + std::fmt::Debug + 'static {
         let _ = challenge;
         Box::pin(async { AuthDecision::GiveUp })
     }
+
+    /// The headers for one request (`method` on `url`): by default
+    /// `Authorization: Bearer <token()>`; a provider of DPoP-bound tokens
+    /// sends the `DPoP` scheme and a fresh proof for this very request.
+    fn credentials<'a>(&'a self, method: &'a str, url: &'a str) -> BoxFuture<'a, Option<Credentials>> {
+        let _ = (method, url);
+        Box::pin(async move {
+            self.token().await.map(|token| Credentials {
+                authorization: format!("Bearer {token}"),
+                dpop: None,
+            })
+        })
+    }
+}
+
+/// The headers that authorize one request. `Debug` hides the token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The `Authorization` value: `Bearer <token>` or `DPoP <token>`.
+    pub authorization: String,
+    /// The `DPoP` proof header, for a DPoP-bound token.
+    pub dpop: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let scheme = self.authorization.split(' ').next().unwrap_or("");
+        f.debug_struct("Credentials")
+            .field("scheme", &scheme)
+            .field("dpop", &self.dpop.is_some())
+            .finish()
+    }
 }
 
 /// A shared provider (so the caller can keep a handle on it) is a provider.
@@ -98,6 +139,9 @@ impl<T: TokenProvider + ?Sized> TokenProvider for std::sync::Arc<T> {
     }
     fn on_insufficient_scope<'a>(&'a self, challenge: &'a AuthChallenge) -> BoxFuture<'a, AuthDecision> {
         (**self).on_insufficient_scope(challenge)
+    }
+    fn credentials<'a>(&'a self, method: &'a str, url: &'a str) -> BoxFuture<'a, Option<Credentials>> {
+        (**self).credentials(method, url)
     }
 }
 
@@ -130,7 +174,8 @@ impl TokenProvider for StaticToken {
 }
 
 /// The parameters of the `Bearer` challenge in a `WWW-Authenticate` header
-/// (RFC 6750 §3; values may be quoted strings with `\` escapes).
+/// (RFC 6750 §3; values may be quoted strings with `\` escapes), or of the
+/// `DPoP` challenge (RFC 9449 §7.1) when there is no `Bearer` one.
 ///
 /// ```
 /// use toolport_client::auth::bearer_params;
@@ -140,7 +185,7 @@ impl TokenProvider for StaticToken {
 /// ```
 pub fn bearer_params(header: &str) -> BTreeMap<String, String> {
     let mut params = BTreeMap::new();
-    let Some(start) = find_scheme(header, "bearer") else {
+    let Some(start) = find_scheme(header, "bearer").or_else(|| find_scheme(header, "dpop")) else {
         return params;
     };
     let mut rest = header[start..].trim_start();
@@ -223,6 +268,7 @@ mod tests {
             403,
             Some("Bearer error=\"insufficient_scope\", scope=\"a b\"".into()),
             1,
+            None,
         );
         assert_eq!((c.error(), c.scope()), (Some("insufficient_scope"), Some("a b")));
         assert_eq!(format!("{:?}", StaticToken::new("secret")), "StaticToken(<redacted>)");

@@ -49,7 +49,7 @@ mod pinning;
 mod sse;
 mod stdio;
 
-pub use auth::{AuthChallenge, AuthDecision, StaticToken, TokenProvider};
+pub use auth::{AuthChallenge, AuthDecision, Credentials, StaticToken, TokenProvider};
 pub use client::{Client, ClientBuilder, Events};
 pub use error::ClientError;
 pub use handler::{ClientHandler, NoInput};

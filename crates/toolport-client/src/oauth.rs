@@ -23,11 +23,12 @@ use std::fmt;
 
 use toolport_auth::client::TokenProvider as OAuthFlows;
 
-use crate::auth::{AuthChallenge, AuthDecision, TokenProvider};
+use crate::auth::{AuthChallenge, AuthDecision, Credentials, TokenProvider};
 use crate::handler::BoxFuture;
 
-/// Adapts OAuth flows to the client's token hook: a token before every
-/// request, a new authorization on 401, a scope step-up on 403
+/// Adapts OAuth flows to the client's token hook: credentials (Bearer, or
+/// DPoP with a fresh proof) before every request, a new authorization (or a
+/// new DPoP nonce) on 401, a scope step-up on 403
 /// `insufficient_scope`. Why a flow failed goes to the log (never a token);
 /// the caller gets the 401 or 403 error.
 pub struct OAuth<P>(P);
@@ -71,8 +72,26 @@ impl<P: OAuthFlows> TokenProvider for OAuth<P> {
         })
     }
 
+    fn credentials<'a>(&'a self, method: &'a str, url: &'a str) -> BoxFuture<'a, Option<Credentials>> {
+        Box::pin(async move {
+            match self.0.credentials(method, url).await {
+                Ok(credentials) => credentials.map(|c| Credentials {
+                    authorization: c.authorization,
+                    dpop: c.dpop,
+                }),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no OAuth credentials");
+                    None
+                }
+            }
+        })
+    }
+
     fn on_unauthorized<'a>(&'a self, challenge: &'a AuthChallenge) -> BoxFuture<'a, AuthDecision> {
         Box::pin(async move {
+            if let Some(nonce) = &challenge.dpop_nonce {
+                self.0.resource_nonce(nonce);
+            }
             decide(
                 "authorization",
                 self.0.on_unauthorized(challenge.www_authenticate.as_deref()).await,

@@ -34,7 +34,9 @@ impl BearerChallenge {
                 }
                 Token::Word(scheme) => {
                     // a new challenge starts with its scheme
-                    in_bearer = scheme.eq_ignore_ascii_case("bearer") && challenge.is_none();
+                    // A DPoP challenge (RFC 9449 §7.1) has the same parameters.
+                    in_bearer = (scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("dpop"))
+                        && challenge.is_none();
                     if in_bearer {
                         challenge = Some(BearerChallenge::default());
                     }

@@ -20,6 +20,23 @@ pub struct ResourceMetadata {
     /// The scopes basic use needs.
     #[serde(default)]
     pub scopes_supported: Option<Vec<String>>,
+    /// The DPoP proof algorithms it accepts (RFC 9728 §2).
+    #[serde(default)]
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
+    /// Whether it accepts DPoP-bound tokens only (RFC 9728 §2).
+    #[serde(default)]
+    pub dpop_bound_access_tokens_required: bool,
+}
+
+impl ResourceMetadata {
+    /// Whether the resource says it takes DPoP-bound tokens.
+    pub fn takes_dpop(&self) -> bool {
+        self.dpop_bound_access_tokens_required
+            || self
+                .dpop_signing_alg_values_supported
+                .as_ref()
+                .is_some_and(|algs| !algs.is_empty())
+    }
 }
 
 /// What an authorization server says about itself (RFC 8414).
@@ -49,6 +66,8 @@ pub struct ServerMetadata {
     pub grant_types_supported: Option<Vec<String>>,
     /// Where its signing keys are published.
     pub jwks_uri: Option<String>,
+    /// The DPoP proof algorithms the server accepts (RFC 9449).
+    pub dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 
 /// `scheme://authority` and path of an absolute URL.
@@ -211,6 +230,7 @@ pub(crate) async fn legacy_server_metadata(
         authorization_response_iss_parameter_supported: false,
         grant_types_supported: None,
         jwks_uri: None,
+        dpop_signing_alg_values_supported: None,
     })
 }
 

@@ -15,6 +15,7 @@
 mod authorize;
 mod challenge;
 mod discovery;
+mod dpop;
 mod id_jag;
 mod loopback;
 mod pkce;
@@ -97,6 +98,53 @@ pub trait TokenProvider: Send + Sync + fmt::Debug + 'static {
     /// The server answered 403: step up to the challenged scopes (joined
     /// with those asked for before), within the retry limit.
     fn on_forbidden<'a>(&'a self, www_authenticate: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>>;
+
+    /// What to send with one request (`method` on `url`): by default
+    /// `Authorization: Bearer <token>`; for a DPoP-bound token the `DPoP`
+    /// scheme and a fresh proof for this request.
+    fn credentials<'a>(
+        &'a self,
+        method: &'a str,
+        url: &'a str,
+    ) -> HttpFuture<'a, Result<Option<Credentials>, AuthError>> {
+        let _ = (method, url);
+        Box::pin(async move { Ok(self.token().await?.map(Credentials::bearer)) })
+    }
+
+    /// The MCP server handed out a DPoP nonce (`DPoP-Nonce`): proofs from now
+    /// on carry it. Ignored by providers without DPoP.
+    fn resource_nonce(&self, nonce: &str) {
+        let _ = nonce;
+    }
+}
+
+/// The headers that authorize one request. `Debug` hides the token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    /// The `Authorization` value: `Bearer <token>` or `DPoP <token>`.
+    pub authorization: String,
+    /// The `DPoP` proof, for a DPoP-bound token.
+    pub dpop: Option<String>,
+}
+
+impl Credentials {
+    /// `Authorization: Bearer <token>`.
+    pub fn bearer(token: String) -> Credentials {
+        Credentials {
+            authorization: format!("Bearer {token}"),
+            dpop: None,
+        }
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scheme = self.authorization.split(' ').next().unwrap_or("");
+        f.debug_struct("Credentials")
+            .field("scheme", &scheme)
+            .field("dpop", &self.dpop.is_some())
+            .finish()
+    }
 }
 
 /// A shared provider (so the caller keeps a handle on it, for its granted
@@ -110,6 +158,16 @@ impl<T: TokenProvider + ?Sized> TokenProvider for std::sync::Arc<T> {
     }
     fn on_forbidden<'a>(&'a self, www_authenticate: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
         (**self).on_forbidden(www_authenticate)
+    }
+    fn credentials<'a>(
+        &'a self,
+        method: &'a str,
+        url: &'a str,
+    ) -> HttpFuture<'a, Result<Option<Credentials>, AuthError>> {
+        (**self).credentials(method, url)
+    }
+    fn resource_nonce(&self, nonce: &str) {
+        (**self).resource_nonce(nonce)
     }
 }
 
@@ -253,6 +311,22 @@ pub struct OAuthConfig {
     pub want_refresh_token: bool,
     /// Step-up attempts allowed per challenged scope set.
     pub max_step_ups: u32,
+    /// When to bind tokens to a key of this client with DPoP (RFC 9449).
+    pub dpop: DpopPolicy,
+}
+
+/// When the client asks for DPoP-bound tokens. Never unless the
+/// authorization server offers DPoP with ES256.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DpopPolicy {
+    /// When the MCP server's protected-resource metadata says it takes DPoP
+    /// tokens too: a server that does not would refuse them.
+    #[default]
+    WhenResourceTakesIt,
+    /// Whenever the authorization server offers it.
+    Always,
+    /// Bearer tokens only.
+    Never,
 }
 
 impl OAuthConfig {
@@ -268,6 +342,7 @@ impl OAuthConfig {
             grant: Grant::AuthorizationCode,
             want_refresh_token: true,
             max_step_ups: 2,
+            dpop: DpopPolicy::default(),
         }
     }
 }

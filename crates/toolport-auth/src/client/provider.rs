@@ -7,11 +7,12 @@ use std::time::Duration;
 use super::authorize::{self, Expected, UserAgent};
 use super::challenge::BearerChallenge;
 use super::discovery::{self, ResourceMetadata, ServerMetadata};
+use super::dpop::{self, Dpop};
 use super::id_jag;
 use super::pkce::{self, Pkce};
 use super::registration::{self, ClientRegistration};
-use super::tokens::{self, TokenSet};
-use super::{AuthError, Grant, OAuthConfig, TokenProvider};
+use super::tokens::{self, Keys, TokenSet};
+use super::{AuthError, Credentials, DpopPolicy, Grant, OAuthConfig, TokenProvider};
 use crate::http::{HttpClient, HttpFuture};
 
 /// Refresh this long before the access token expires.
@@ -25,6 +26,8 @@ pub struct OAuthClient {
     agent: Arc<dyn UserAgent>,
     /// One flow at a time; concurrent requests wait for its outcome.
     state: tokio::sync::Mutex<State>,
+    /// The DPoP key, made when the first authorization server offers DPoP.
+    dpop: std::sync::OnceLock<Dpop>,
 }
 
 #[derive(Debug, Default)]
@@ -43,6 +46,8 @@ struct State {
     refreshed_on_401: bool,
     /// The issuer unbound pre-registered credentials were first used with.
     pre_registered_at: Option<String>,
+    /// The MCP server's metadata says it takes DPoP-bound tokens.
+    resource_takes_dpop: bool,
 }
 
 impl OAuthClient {
@@ -53,7 +58,35 @@ impl OAuthClient {
             http,
             agent,
             state: tokio::sync::Mutex::new(State::default()),
+            dpop: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The keys for token requests to `server`: the private key for
+    /// `private_key_jwt`, and the DPoP key when the server offers DPoP and
+    /// the policy (and the resource) agree.
+    fn keys(&self, server: &ServerMetadata, resource_takes_dpop: bool) -> Result<Keys<'_>, AuthError> {
+        let offered = server
+            .dpop_signing_alg_values_supported
+            .as_ref()
+            .is_some_and(|algs| algs.iter().any(|a| a == dpop::ALGORITHM));
+        let wanted = match self.config.dpop {
+            DpopPolicy::Always => offered,
+            DpopPolicy::WhenResourceTakesIt => offered && resource_takes_dpop,
+            DpopPolicy::Never => false,
+        };
+        let dpop = match (wanted, self.dpop.get()) {
+            (false, _) => None,
+            (true, Some(key)) => Some(key),
+            (true, None) => {
+                let _ = self.dpop.set(Dpop::generate()?);
+                self.dpop.get()
+            }
+        };
+        Ok(Keys {
+            private_key: self.config.private_key.as_ref(),
+            dpop,
+        })
     }
 
     /// The settings.
@@ -200,13 +233,14 @@ impl OAuthClient {
                 &server.token_endpoint,
                 &server.issuer,
                 &registration,
-                self.config.private_key.as_ref(),
+                self.keys(server, state.resource_takes_dpop)?,
                 &params,
                 &scopes,
             )
             .await?
         } else {
-            self.authorization_code(server, &registration, resource, &scope, &scopes)
+            let keys = self.keys(server, state.resource_takes_dpop)?;
+            self.authorization_code(server, &registration, resource, (&scope, &scopes), keys)
                 .await?
         };
         tracing::debug!(issuer = %server.issuer, scopes = ?token.scopes, "access token obtained");
@@ -221,8 +255,8 @@ impl OAuthClient {
         server: &ServerMetadata,
         registration: &ClientRegistration,
         resource: &str,
-        scope: &str,
-        scopes: &[String],
+        (scope, scopes): (&str, &[String]),
+        keys: Keys<'_>,
     ) -> Result<TokenSet, AuthError> {
         let endpoint = server
             .authorization_endpoint
@@ -268,7 +302,7 @@ impl OAuthClient {
             &server.token_endpoint,
             &server.issuer,
             registration,
-            self.config.private_key.as_ref(),
+            keys,
             &[
                 ("grant_type", "authorization_code"),
                 ("code", &code),
@@ -294,12 +328,15 @@ impl OAuthClient {
             return false;
         };
         let scopes = token.scopes.clone();
+        let Ok(keys) = self.keys(server, state.resource_takes_dpop) else {
+            return false;
+        };
         let outcome = tokens::request(
             self.http.as_ref(),
             &server.token_endpoint,
             &server.issuer,
             &registration,
-            self.config.private_key.as_ref(),
+            keys,
             &[
                 ("grant_type", "refresh_token"),
                 ("refresh_token", &refresh_token),
@@ -323,23 +360,65 @@ impl OAuthClient {
     }
 }
 
+impl OAuthClient {
+    /// The current token, refreshed first when it is about to expire.
+    async fn current(&self) -> Option<TokenSet> {
+        let mut state = self.state.lock().await;
+        if state.token.as_ref().is_some_and(|t| t.expires_within(EXPIRY_SKEW)) && !self.refresh(&mut state).await {
+            // Expired and not refreshable: send nothing, and let the 401 start a new flow.
+            state.token = None;
+        }
+        state.token.clone()
+    }
+}
+
 impl TokenProvider for OAuthClient {
     fn token(&self) -> HttpFuture<'_, Result<Option<String>, AuthError>> {
+        Box::pin(async move { Ok(self.current().await.map(|t| t.access_token)) })
+    }
+
+    fn credentials<'a>(
+        &'a self,
+        method: &'a str,
+        url: &'a str,
+    ) -> HttpFuture<'a, Result<Option<Credentials>, AuthError>> {
         Box::pin(async move {
-            let mut state = self.state.lock().await;
-            if state.token.as_ref().is_some_and(|t| t.expires_within(EXPIRY_SKEW)) && !self.refresh(&mut state).await {
-                // Expired and not refreshable: send nothing, and let the 401 start a new flow.
-                state.token = None;
+            let Some(token) = self.current().await else {
+                return Ok(None);
+            };
+            match self.dpop.get().filter(|_| token.dpop) {
+                None => Ok(Some(Credentials::bearer(token.access_token))),
+                Some(key) => {
+                    let nonce = Dpop::nonce(&key.resource_nonce);
+                    let proof = key.proof(method, url, nonce.as_deref(), Some(&token.access_token))?;
+                    Ok(Some(Credentials {
+                        authorization: format!("DPoP {}", token.access_token),
+                        dpop: Some(proof),
+                    }))
+                }
             }
-            Ok(state.token.as_ref().map(|t| t.access_token.clone()))
         })
+    }
+
+    fn resource_nonce(&self, nonce: &str) {
+        if let Some(key) = self.dpop.get() {
+            Dpop::remember(&key.resource_nonce, nonce);
+        }
     }
 
     fn on_unauthorized<'a>(&'a self, www_authenticate: Option<&'a str>) -> HttpFuture<'a, Result<(), AuthError>> {
         Box::pin(async move {
             let challenge = www_authenticate.and_then(BearerChallenge::parse);
             let mut state = self.state.lock().await;
+            // The MCP server wants a fresh DPoP nonce (already remembered
+            // through `resource_nonce`): the same token, a new proof.
+            if challenge.as_ref().and_then(|c| c.get("error")) == Some("use_dpop_nonce")
+                && state.token.as_ref().is_some_and(|t| t.dpop)
+            {
+                return Ok(());
+            }
             let (prm, server, resource) = self.discover(challenge.as_ref()).await?;
+            state.resource_takes_dpop = prm.as_ref().is_some_and(ResourceMetadata::takes_dpop);
             let same_server = state.server.as_ref().is_some_and(|s| s.issuer == server.issuer);
             let challenged = challenge.as_ref().map(BearerChallenge::scopes).unwrap_or_default();
             let covered = state
@@ -386,7 +465,8 @@ impl TokenProvider for OAuthClient {
             let (server, resource) = match (&state.server, &state.resource) {
                 (Some(s), Some(r)) => (s.clone(), r.clone()),
                 _ => {
-                    let (_, server, resource) = self.discover(Some(&challenge)).await?;
+                    let (prm, server, resource) = self.discover(Some(&challenge)).await?;
+                    state.resource_takes_dpop = prm.as_ref().is_some_and(ResourceMetadata::takes_dpop);
                     (server, resource)
                 }
             };

@@ -8,6 +8,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::dpop::Dpop;
 use super::registration::ClientRegistration;
 use super::{AuthError, PrivateKey};
 use crate::http::{self, HttpClient};
@@ -26,6 +27,8 @@ pub struct TokenSet {
     pub expires_at: Option<Instant>,
     /// The scopes granted (or, when the server did not say, requested).
     pub scopes: Vec<String>,
+    /// Bound to the client's DPoP key: presented with the `DPoP` scheme and a proof.
+    pub dpop: bool,
 }
 
 impl std::fmt::Debug for TokenSet {
@@ -35,6 +38,7 @@ impl std::fmt::Debug for TokenSet {
             .field("refresh_token", &self.refresh_token.as_ref().map(|_| "<redacted>"))
             .field("expires_at", &self.expires_at)
             .field("scopes", &self.scopes)
+            .field("dpop", &self.dpop)
             .finish()
     }
 }
@@ -61,16 +65,28 @@ struct TokenErrorResponse {
     error_description: Option<String>,
 }
 
-/// A token request of `grant` with `params`, authenticated as `client`.
+/// The keys a token request may be signed with.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Keys<'a> {
+    /// For `private_key_jwt` client authentication.
+    pub(crate) private_key: Option<&'a PrivateKey>,
+    /// For a DPoP-bound token.
+    pub(crate) dpop: Option<&'a Dpop>,
+}
+
+/// A token request with `params`, authenticated as `client`; with a DPoP
+/// key, the token is bound to it (and a `use_dpop_nonce` answer is retried
+/// once with the server's nonce).
 pub(crate) async fn request(
     http_client: &dyn HttpClient,
     token_endpoint: &str,
     issuer: &str,
     client: &ClientRegistration,
-    private_key: Option<&PrivateKey>,
+    keys: Keys<'_>,
     params: &[(&str, &str)],
     requested_scopes: &[String],
 ) -> Result<TokenSet, AuthError> {
+    let private_key = keys.private_key;
     let mut pairs: Vec<(&str, String)> = params.iter().map(|(k, v)| (*k, (*v).to_owned())).collect();
     let mut authorization = None;
     match client.auth_method.as_str() {
@@ -99,12 +115,36 @@ pub(crate) async fn request(
         _ => pairs.push(("client_id", client.client_id.clone())),
     }
     let borrowed: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let request = http::post_form(token_endpoint, &borrowed, authorization.as_deref())
-        .map_err(|e| AuthError::Token(e.to_string()))?;
-    let response = http_client
-        .send(request)
-        .await
-        .map_err(|e| AuthError::Token(e.to_string()))?;
+    let mut response = None;
+    for _ in 0..2 {
+        let mut request = http::post_form(token_endpoint, &borrowed, authorization.as_deref())
+            .map_err(|e| AuthError::Token(e.to_string()))?;
+        if let Some(dpop) = keys.dpop {
+            let nonce = Dpop::nonce(&dpop.token_nonce);
+            let proof = dpop.proof("POST", token_endpoint, nonce.as_deref(), None)?;
+            let value = ::http::HeaderValue::from_str(&proof).map_err(|e| AuthError::Token(e.to_string()))?;
+            request.headers_mut().insert("dpop", value);
+        }
+        let answer = http_client
+            .send(request)
+            .await
+            .map_err(|e| AuthError::Token(e.to_string()))?;
+        let nonce = answer.headers().get("dpop-nonce").and_then(|v| v.to_str().ok());
+        let retry = match (keys.dpop, nonce) {
+            (Some(dpop), Some(nonce)) => {
+                Dpop::remember(&dpop.token_nonce, nonce);
+                answer.status() == ::http::StatusCode::BAD_REQUEST
+                    && serde_json::from_slice::<TokenErrorResponse>(answer.body())
+                        .is_ok_and(|e| e.error == "use_dpop_nonce")
+            }
+            _ => false,
+        };
+        response = Some(answer);
+        if !retry {
+            break;
+        }
+    }
+    let response = response.expect("the loop sends at least once");
     if !response.status().is_success() {
         let why = serde_json::from_slice::<TokenErrorResponse>(response.body())
             .map(|e| format!("{}: {}", e.error, e.error_description.unwrap_or_default()))
@@ -113,9 +153,10 @@ pub(crate) async fn request(
     }
     let answer: TokenResponse = serde_json::from_slice(response.body())
         .map_err(|_| AuthError::Token(format!("{token_endpoint}: not a token response")))?;
-    if !answer.token_type.eq_ignore_ascii_case("bearer") {
+    let dpop = keys.dpop.is_some() && answer.token_type.eq_ignore_ascii_case("dpop");
+    if !dpop && !answer.token_type.eq_ignore_ascii_case("bearer") {
         return Err(AuthError::Token(format!(
-            "unsupported token type {:?} (only Bearer)",
+            "unsupported token type {:?} (Bearer, or DPoP after a DPoP proof)",
             answer.token_type
         )));
     }
@@ -127,6 +168,7 @@ pub(crate) async fn request(
             Some(scope) => scope.split_ascii_whitespace().map(str::to_owned).collect(),
             None => requested_scopes.to_vec(),
         },
+        dpop,
     })
 }
 

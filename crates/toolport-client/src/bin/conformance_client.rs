@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use toolport_auth::client::{
-    Algorithm, Grant, HeadlessUserAgent, IdJag, OAuthClient, OAuthConfig, PreRegistered, PrivateKey,
+    Algorithm, DpopPolicy, Grant, HeadlessUserAgent, IdJag, OAuthClient, OAuthConfig, PreRegistered, PrivateKey,
 };
 use toolport_auth::http::{HttpClient, HyperClient};
 use toolport_client::handler::Canned;
@@ -135,6 +135,9 @@ fn token_provider(scenario: &str, url: &str, context: &Value) -> Option<OAuth<OA
     let http: Arc<dyn HttpClient> = Arc::new(HyperClient::default());
     let mut config = OAuthConfig::new(url, "toolport conformance client", "http://127.0.0.1:3000/callback");
     config.client_metadata_url = Some(CLIENT_METADATA_URL.into());
+    // The suite's MCP servers take DPoP tokens without saying so in their
+    // metadata: DPoP whenever the authorization server offers it.
+    config.dpop = DpopPolicy::Always;
     let text = |key: &str| context.get(key).and_then(Value::as_str).map(str::to_owned);
     if let Some(client_id) = text("client_id") {
         config.pre_registered = Some(PreRegistered {

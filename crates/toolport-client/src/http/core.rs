@@ -23,6 +23,8 @@ use crate::error::ClientError;
 pub(crate) struct HttpCore {
     client: HyperClient<super::tls::Connector, Full<Bytes>>,
     uri: http::Uri,
+    /// The endpoint without query or fragment: what DPoP proofs name.
+    htu: String,
     auth: Option<Arc<dyn TokenProvider>>,
     connections: Arc<Semaphore>,
     pub(super) max_message: usize,
@@ -76,8 +78,10 @@ impl HttpCore {
             .pool_max_idle_per_host(max_connections)
             .pool_idle_timeout(Duration::from_secs(30))
             .build(connector);
+        let htu = url.split(['?', '#']).next().unwrap_or(url).to_owned();
         Ok(HttpCore {
             client,
+            htu,
             uri,
             auth,
             connections: Arc::new(Semaphore::new(max_connections)),
@@ -120,12 +124,17 @@ impl HttpCore {
                 request = request.header(name, value);
             }
             if let Some(auth) = &self.auth
-                && let Some(token) = auth.token().await
+                && let Some(credentials) = auth.credentials(method.as_str(), &self.htu).await
             {
-                let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                    ClientError::InvalidInput("the bearer token has characters a header cannot carry".into())
-                })?;
-                request = request.header(header::AUTHORIZATION, value);
+                let unfit =
+                    |_| ClientError::InvalidInput("the access token has characters a header cannot carry".into());
+                request = request.header(
+                    header::AUTHORIZATION,
+                    HeaderValue::from_str(&credentials.authorization).map_err(unfit)?,
+                );
+                if let Some(proof) = &credentials.dpop {
+                    request = request.header("dpop", HeaderValue::from_str(proof).map_err(unfit)?);
+                }
             }
             let request = request
                 .body(Full::new(body.clone()))
@@ -144,7 +153,12 @@ impl HttpCore {
                     .get(header::WWW_AUTHENTICATE)
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned);
-                AuthChallenge::new(&self.uri.to_string(), status.as_u16(), www, attempt)
+                let nonce = response
+                    .headers()
+                    .get("dpop-nonce")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                AuthChallenge::new(&self.uri.to_string(), status.as_u16(), www, attempt, nonce)
             };
             if status == StatusCode::UNAUTHORIZED {
                 let challenge = challenge();

@@ -119,7 +119,7 @@ impl ClientError {
             ClientError::Disconnected(_) => "the server went away mid-request; check its logs and try again",
             ClientError::SessionExpired => "try again: a new session is started automatically",
             ClientError::Unauthorized { .. } => {
-                "the server needs a token: pass one with --bearer (or TOOLPORT_BEARER) or use a client with OAuth"
+                "the server needs a token: pass one with --bearer (or TOOLPORT_BEARER), or OAuth client credentials with --client-id and --client-secret"
             }
             ClientError::Forbidden { .. } => "the token lacks the rights (scope) this request needs",
             ClientError::Http { .. } => "the URL may not be an MCP endpoint (usually it ends in /mcp)",

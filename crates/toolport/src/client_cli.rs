@@ -77,6 +77,18 @@ pub struct Target {
     /// A bearer token for HTTP servers that require one.
     #[arg(long, env = "TOOLPORT_BEARER", hide_env_values = true)]
     bearer: Option<String>,
+    /// OAuth client credentials (a service calling on its own behalf): the
+    /// client id registered at the server's authorization server.
+    #[arg(
+        long,
+        env = "TOOLPORT_CLIENT_ID",
+        requires = "client_secret",
+        conflicts_with = "bearer"
+    )]
+    client_id: Option<String>,
+    /// The secret of --client-id.
+    #[arg(long, env = "TOOLPORT_CLIENT_SECRET", hide_env_values = true, requires = "client_id")]
+    client_secret: Option<String>,
     /// PEM certificates of a private CA to trust for https:// (besides the usual roots).
     #[arg(long, env = "TOOLPORT_CA_FILE", value_name = "PATH")]
     ca_file: Option<std::path::PathBuf>,
@@ -257,9 +269,10 @@ fn connect(target: &Target) -> Result<Client> {
         ),
         (Some(url), None) => {
             let builder = Client::http(url);
-            match &target.bearer {
-                Some(token) => builder.auth(StaticToken::new(token)),
-                None => builder,
+            match (&target.bearer, &target.client_id, &target.client_secret) {
+                (Some(token), _, _) => builder.auth(StaticToken::new(token)),
+                (None, Some(id), Some(secret)) => builder.auth(client_credentials(url, id, secret)),
+                _ => builder,
             }
         }
         (None, Some((program, args))) => Client::stdio(ServerCommand::new(program, args)),
@@ -271,6 +284,31 @@ fn connect(target: &Target) -> Result<Client> {
         builder
     };
     Ok(builder.build()?)
+}
+
+/// The OAuth client-credentials flow for `url`: discovery from the server's
+/// 401, then a token from its authorization server for this client.
+fn client_credentials(
+    url: &str,
+    id: &str,
+    secret: &str,
+) -> toolport_client::oauth::OAuth<toolport_auth::client::OAuthClient> {
+    use std::sync::Arc;
+    use toolport_auth::client::{Grant, HeadlessUserAgent, OAuthClient, OAuthConfig, PreRegistered};
+    use toolport_auth::http::{HttpClient, HyperClient};
+
+    let http: Arc<dyn HttpClient> = Arc::new(HyperClient::default());
+    // No person takes part: the redirect URI is never visited.
+    let mut config = OAuthConfig::new(url, "toolport", "http://127.0.0.1:1/unused");
+    config.grant = Grant::ClientCredentials;
+    config.pre_registered = Some(PreRegistered {
+        client_id: id.to_owned(),
+        client_secret: Some(secret.to_owned()),
+        issuer: None,
+        auth_method: None,
+    });
+    let nobody = Arc::new(HeadlessUserAgent::new(http.clone()));
+    toolport_client::oauth::OAuth::new(OAuthClient::new(config, http, nobody))
 }
 
 /// Answers elicitation by asking the person at the terminal.

@@ -108,19 +108,20 @@ impl KeyedGates {
 
     pub(crate) fn gate(&self, key: &str) -> Arc<Gate> {
         let mut gates = self.gates.lock().unwrap_or_else(|p| p.into_inner());
+        // The common case, a caller seen before, allocates nothing.
+        if let Some(gate) = gates.get(key) {
+            return gate.clone();
+        }
         if gates.len() > PRUNE_ABOVE {
             gates.retain(|_, g| Arc::strong_count(g) > 1 || !g.idle());
         }
-        gates
-            .entry(key.to_owned())
-            .or_insert_with(|| {
-                Arc::new(Gate::new(
-                    format!("{} {key:?}", self.what),
-                    self.max,
-                    self.queue,
-                    self.wait,
-                ))
-            })
-            .clone()
+        let gate = Arc::new(Gate::new(
+            format!("{} {key:?}", self.what),
+            self.max,
+            self.queue,
+            self.wait,
+        ));
+        gates.insert(key.to_owned(), gate.clone());
+        gate
     }
 }

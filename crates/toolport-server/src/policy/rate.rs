@@ -1,6 +1,7 @@
 //! Token-bucket rate limits (governor's GCRA), per principal and per tool.
 
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -45,19 +46,31 @@ impl Bucket {
 pub(crate) struct KeyedBuckets {
     what: &'static str,
     limiter: DefaultKeyedRateLimiter<String>,
+    /// Checks since the key count was last looked at.
+    checks: AtomicU32,
 }
+
+/// How often (in checks) the key count is looked at: counting visits every
+/// shard of the map, too much work for every call.
+const PRUNE_CHECK_EVERY: u32 = 1024;
 
 impl KeyedBuckets {
     pub(crate) fn new(what: &'static str, rate: &RateConfig) -> Self {
         KeyedBuckets {
             what,
             limiter: DefaultKeyedRateLimiter::keyed(quota(rate)),
+            checks: AtomicU32::new(0),
         }
     }
 
     pub(crate) fn check(&self, key: &str) -> Result<(), ErrorObject> {
         let result = self.limiter.check_key(&key.to_owned());
-        if self.limiter.len() > 4096 {
+        if self
+            .checks
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(PRUNE_CHECK_EVERY)
+            && self.limiter.len() > 4096
+        {
             self.limiter.retain_recent();
         }
         result.map_err(|not_until| {

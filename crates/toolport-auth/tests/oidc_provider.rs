@@ -36,7 +36,7 @@ use toolport_auth::http::{HttpClient, HttpFuture, HyperClient};
 use toolport_auth::resource::{IntrospectionConfig, JwksSource, ResourceServer, ResourceServerConfig};
 use toolport_client::Client;
 use toolport_client::oauth::OAuth;
-use toolport_http::{HttpConfig, HttpServer};
+use toolport_http::HttpConfig;
 
 use common::{initialize_body, keys_dir, rpc};
 
@@ -154,16 +154,7 @@ async fn protected(issuer: &str, tweak: impl FnOnce(&mut ResourceServerConfig)) 
         bind: format!("127.0.0.1:{port}").parse().unwrap(),
         ..HttpConfig::default()
     };
-    let bound = HttpServer::new(common::protected_server(), http)
-        .with_authenticator(auth.clone())
-        .bind()
-        .await
-        .unwrap();
-    let addr = bound.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel();
-    tokio::spawn(bound.serve(async move {
-        let _ = stopped.await;
-    }));
+    let (addr, stop) = common::serve_protected(common::protected_server(), auth.clone(), http).await;
     McpServer {
         addr,
         resource,

@@ -15,7 +15,7 @@ use http::StatusCode;
 use jsonwebtoken::Algorithm;
 use serde_json::{Value, json};
 use toolport_auth::resource::{JwksSource, ResourceServer, ResourceServerConfig};
-use toolport_http::{HttpConfig, HttpServer};
+use toolport_http::HttpConfig;
 
 use common::*;
 
@@ -46,21 +46,12 @@ async fn start(http: HttpConfig) -> Running {
 }
 
 async fn start_serving(server: toolport_server::Server, http: HttpConfig) -> Running {
-    let auth = ResourceServer::new(config()).unwrap();
+    let auth = Arc::new(ResourceServer::new(config()).unwrap());
     let http = HttpConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
         ..http
     };
-    let bound = HttpServer::new(server, http)
-        .with_authenticator(Arc::new(auth))
-        .bind()
-        .await
-        .unwrap();
-    let addr = bound.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel();
-    tokio::spawn(bound.serve(async move {
-        let _ = stopped.await;
-    }));
+    let (addr, stop) = serve_protected(server, auth, http).await;
     Running { addr, stop: Some(stop) }
 }
 
@@ -326,7 +317,7 @@ async fn the_principal_reaches_rate_limits_and_the_audit_stream() {
         .audit(AuditLog::open(path.to_str().unwrap(), Vec::new()).unwrap())
         .build()
         .unwrap();
-    let s = start_serving(server, HttpConfig::default()).await;
+    let s = start_serving(server.clone(), HttpConfig::default()).await;
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}});
     let headers = [
@@ -346,16 +337,8 @@ async fn the_principal_reaches_rate_limits_and_the_audit_stream() {
     let other = rpc(s.addr, Some(&bob), &headers, body).await;
     assert_eq!(other.status, StatusCode::OK, "{}", other.text);
 
-    // The audit writer is a thread that flushes when idle: wait (bounded)
-    // for Bob's record.
-    let mut text = String::new();
-    for _ in 0..500 {
-        text = std::fs::read_to_string(&path).unwrap_or_default();
-        if text.contains("\"bob\"") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    server.flush_audit();
+    let text = std::fs::read_to_string(&path).unwrap();
     let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let who: Vec<(&str, &str)> = records
         .iter()

@@ -12,7 +12,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 
 use common::Client;
-use common::sql::{assert_all_refused, bypasses};
+use common::sql::{assert_all_refused, bypasses, table_names};
 use serde_json::{Value, json};
 use toolport_packs::sql::{SqlConfig, SqlPack};
 use toolport_server::Server;
@@ -140,12 +140,7 @@ async fn results_are_typed_capped_and_described() {
 
     let tables = client.ok("list_tables", json!({})).await;
     assert_eq!(tables["database"], "PostgreSQL");
-    let names: Vec<&str> = tables["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = table_names(&tables);
     assert_eq!(
         names,
         ["customers", "order_items", "order_totals", "orders", "products"]

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::Client;
-use common::sql::{assert_all_refused, bypasses};
+use common::sql::{assert_all_refused, bypasses, table_names};
 use serde_json::json;
 use toolport_packs::sql::{SqlConfig, SqlPack};
 use toolport_server::Server;
@@ -97,12 +97,7 @@ async fn tables_are_listed_described_and_readable_as_resources() {
     let (_pack, client) = demo(dir.path(), 500, 5000).await;
     let tables = client.ok("list_tables", json!({})).await;
     assert_eq!(tables["database"], "SQLite");
-    let names: Vec<&str> = tables["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = table_names(&tables);
     assert_eq!(
         names,
         ["customers", "order_items", "order_totals", "orders", "products"]

@@ -180,6 +180,15 @@ impl Server {
         self.inner.events.subscribe()
     }
 
+    /// Waits until every audit record of the calls answered so far is
+    /// written and flushed (a record is queued before its call is answered).
+    /// Blocks the calling thread; returns at once without an audit stream.
+    pub fn flush_audit(&self) {
+        if let Some(audit) = &self.inner.audit {
+            audit.sync();
+        }
+    }
+
     /// Ends long-lived requests (listen streams) with a result; used on shutdown.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();

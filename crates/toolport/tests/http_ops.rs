@@ -243,15 +243,9 @@ async fn every_tool_call_is_audited_and_tampering_is_found() {
         r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"s3cret"}},{MODERN_META}}}}}"#
     );
     call(s.addr, "POST", &modern_headers("tools/call", Some("echo")), &secret).await;
-    // The writer thread flushes when it has nothing queued: wait for three lines.
-    let mut text = String::new();
-    for _ in 0..200 {
-        text = std::fs::read_to_string(&path).unwrap_or_default();
-        if text.lines().count() == 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    // Each record is queued before its call is answered; wait for the writes.
+    s.server.flush_audit();
+    let text = std::fs::read_to_string(&path).unwrap();
     let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(records.len(), 3);
     assert_eq!(records[0]["tool"], "get_weather");

@@ -219,3 +219,23 @@ pub fn protected_server() -> Server {
         .build()
         .unwrap()
 }
+
+/// Serves `server` with `http` behind the resource server `auth`; its
+/// address, and the sender whose drop stops it.
+pub async fn serve_protected(
+    server: Server,
+    auth: std::sync::Arc<toolport_auth::resource::ResourceServer>,
+    http: toolport_http::HttpConfig,
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let bound = toolport_http::HttpServer::new(server, http)
+        .with_authenticator(auth)
+        .bind()
+        .await
+        .unwrap();
+    let addr = bound.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    tokio::spawn(bound.serve(async move {
+        let _ = stopped.await;
+    }));
+    (addr, stop)
+}

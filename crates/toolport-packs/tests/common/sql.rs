@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use serde_json::Value;
 use toolport_packs::sql::{SqlError, SqlPack};
 
 use super::Client;
@@ -63,4 +64,14 @@ pub async fn assert_all_refused(client: &Client, pack: &SqlPack, corpus: &[Bypas
         corpus.len(),
         wrong.join("\n")
     );
+}
+
+/// The table names of a `list_tables` result.
+pub fn table_names(tables: &Value) -> Vec<&str> {
+    tables["tables"]
+        .as_array()
+        .expect("a list of tables")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a table name"))
+        .collect()
 }

@@ -81,6 +81,15 @@ async fn main() -> std::io::Result<()> {
         let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
             .install_recorder()
             .expect("a metrics recorder");
+        // As `toolport serve` does: pending histogram samples are drained every few seconds.
+        let upkeep = recorder.clone();
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(std::time::Duration::from_secs(5));
+            loop {
+                ticker.tick().await;
+                upkeep.run_upkeep();
+            }
+        });
         http = http.metrics(move || recorder.render());
     }
     let bound = http.bind().await?;

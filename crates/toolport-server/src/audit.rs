@@ -69,6 +69,8 @@ struct Pending {
 
 /// Most records waiting at once; a caller beyond it waits for the writer.
 const QUEUE_LIMIT: usize = 8192;
+/// The writer's buffer: a batch of records goes out in a few large writes.
+const WRITE_BUFFER: usize = 64 * 1024;
 /// How often the writer looks for records when not woken.
 const WRITE_INTERVAL: Duration = Duration::from_millis(5);
 
@@ -100,7 +102,7 @@ impl AuditLog {
         let writer = queue.clone();
         std::thread::Builder::new()
             .name("toolport-audit".into())
-            .spawn(move || write_records(BufWriter::new(out), prev, &writer))
+            .spawn(move || write_records(BufWriter::with_capacity(WRITE_BUFFER, out), prev, &writer))
             .expect("spawn the audit writer");
         AuditLog {
             queue,
@@ -141,6 +143,8 @@ impl Drop for AuditLog {
 }
 
 fn write_records(mut out: BufWriter<Box<dyn Write + Send>>, mut prev: String, queue: &Queue) {
+    // One line buffer for every record: no allocation per record.
+    let mut line = Vec::with_capacity(1024);
     loop {
         let (batch, closed) = {
             let state = queue.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -151,9 +155,9 @@ fn write_records(mut out: BufWriter<Box<dyn Write + Send>>, mut prev: String, qu
             (std::mem::take(&mut state.records), state.closed)
         };
         for record in &batch {
-            let (line, hash) = chain(record, &prev);
-            prev = hash;
-            if let Err(e) = writeln!(out, "{line}") {
+            line.clear();
+            prev = chain_into(&mut line, record, &prev);
+            if let Err(e) = out.write_all(&line) {
                 tracing::error!(error = %e, "an audit record could not be written");
             }
         }
@@ -189,9 +193,9 @@ struct Chained<'a> {
     trace_id: &'a Option<String>,
 }
 
-/// The line for a record and its hash: sha256 of the record with `prev`, then
-/// `hash` added.
-fn chain(record: &AuditRecord, prev: &str) -> (String, String) {
+/// Appends the line for a record (with its newline) to `line` and returns
+/// its hash: sha256 of the record with `prev`, then `hash` added.
+fn chain_into(line: &mut Vec<u8>, record: &AuditRecord, prev: &str) -> String {
     let chained = Chained {
         arguments: &record.arguments,
         duration_ms: record.duration_ms,
@@ -204,14 +208,18 @@ fn chain(record: &AuditRecord, prev: &str) -> (String, String) {
         tool: &record.tool,
         trace_id: &record.trace_id,
     };
-    let mut line = serde_json::to_string(&chained).unwrap_or_default();
-    let hash = hex(&Sha256::digest(line.as_bytes()));
+    let start = line.len();
+    if serde_json::to_writer(&mut *line, &chained).is_err() {
+        line.truncate(start);
+        line.extend_from_slice(b"{}");
+    }
+    let hash = hex(&Sha256::digest(&line[start..]));
     // The line ends with `}`: add the hash as the last member.
     line.pop();
-    line.push_str(",\"hash\":\"");
-    line.push_str(&hash);
-    line.push_str("\"}");
-    (line, hash)
+    line.extend_from_slice(b",\"hash\":\"");
+    line.extend_from_slice(hash.as_bytes());
+    line.extend_from_slice(b"\"}\n");
+    hash
 }
 
 fn hex(bytes: &[u8]) -> String {

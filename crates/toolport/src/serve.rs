@@ -16,6 +16,9 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
+/// How often pending histogram samples are folded into the Prometheus recorder.
+const METRICS_UPKEEP: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// `toolport serve` options. Flags override the configuration file, which
 /// the environment overrides in turn.
 #[derive(clap::Args)]
@@ -169,6 +172,16 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
         let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
             .install_recorder()
             .context("cannot install the metrics recorder")?;
+        // Histogram samples wait in the recorder until a scrape or an upkeep
+        // drains them: without this, a server nobody scrapes grows with every call.
+        let upkeep = recorder.clone();
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(METRICS_UPKEEP);
+            loop {
+                ticker.tick().await;
+                upkeep.run_upkeep();
+            }
+        });
         transport = transport.metrics(move || recorder.render());
     }
     if let Some(auth) =

@@ -323,7 +323,16 @@ impl Policies {
             return outcome;
         }
         let deadline = Duration::from_millis(deadline_ms);
-        let outcome = match tokio::time::timeout(deadline, call).await {
+        let started = tokio::time::Instant::now();
+        let mut call = std::pin::pin!(call);
+        // Most calls end on their first poll: only one that waits arms a
+        // timer, which costs a lock on the timer wheel per call.
+        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
+        let within = match first {
+            std::task::Poll::Ready(outcome) => Ok(outcome),
+            std::task::Poll::Pending => tokio::time::timeout_at(started + deadline, call).await,
+        };
+        let outcome = match within {
             Ok(outcome) => outcome,
             Err(_) => {
                 metrics::counter!("toolport_deadlines_exceeded_total", "tool" => facts.tool.to_owned()).increment(1);

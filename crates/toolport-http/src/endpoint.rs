@@ -333,9 +333,7 @@ async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request, 
                 && let Some(session_id) = state.create_session(session, caller.owner.clone())
             {
                 let value = HeaderValue::from_str(&session_id).expect("session ids are visible ASCII");
-                response
-                    .headers_mut()
-                    .insert(HeaderName::from_static(headers::SESSION_ID), value);
+                response.headers_mut().insert(headers::SESSION_ID, value);
             }
             response
         }
@@ -387,7 +385,7 @@ fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller
         };
         return Ok((Arc::new(Session::restored(negotiated)), None));
     }
-    let Some(id) = headers.get(headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
+    let Some(id) = headers.get(&headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
         return Err(Box::new(reply::bad_request(
             None,
             "Mcp-Session-Id is required: send `initialize` first and echo the session id it returns",
@@ -499,7 +497,7 @@ fn get(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> HttpRespo
         Ok((_, Some(live))) => live,
         Ok((_, None)) => return reply::method_not_allowed("POST"),
     };
-    let (stream, after) = match headers.get(headers::LAST_EVENT_ID).and_then(|v| v.to_str().ok()) {
+    let (stream, after) = match headers.get(&headers::LAST_EVENT_ID).and_then(|v| v.to_str().ok()) {
         None => (GET_STREAM, 0),
         Some(last) => match parse_event_id(last) {
             Some(position) => position,
@@ -547,7 +545,7 @@ fn delete(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> HttpRe
     if header_is_stateless(headers) || !state.config.sessions {
         return reply::method_not_allowed("POST");
     }
-    let Some(id) = headers.get(headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
+    let Some(id) = headers.get(&headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
         return reply::bad_request(None, "Mcp-Session-Id is required to end a session");
     };
     if state.end_session(id, caller.owner()) {

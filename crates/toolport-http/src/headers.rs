@@ -4,31 +4,34 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 use serde_json::Value;
 use toolport_protocol::meta::keys;
 use toolport_protocol::{ErrorCode, ErrorObject};
 use toolport_server::schema::{HeaderParam, HeaderParamKind};
 
+// Header names as `HeaderName` constants: a lookup by `&str` parses the
+// name again on every request.
+
 /// `MCP-Protocol-Version`.
-pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+pub const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// `Mcp-Method`.
-pub const METHOD: &str = "mcp-method";
+pub const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name`.
-pub const NAME: &str = "mcp-name";
+pub const NAME: HeaderName = HeaderName::from_static("mcp-name");
 /// `Mcp-Session-Id` (handshake era).
-pub const SESSION_ID: &str = "mcp-session-id";
+pub const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 /// `Last-Event-ID` (handshake era).
-pub const LAST_EVENT_ID: &str = "last-event-id";
+pub const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// A header's value, trimmed; `None` when absent; an error when not text.
-fn value<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, ErrorObject> {
+fn value<'h>(headers: &'h HeaderMap, name: &HeaderName) -> Result<Option<&'h str>, ErrorObject> {
     match headers.get(name) {
         None => Ok(None),
         Some(v) => v
             .to_str()
             .map(|s| Some(s.trim()))
-            .map_err(|_| mismatch(format!("the {name} header is not valid ASCII"))),
+            .map_err(|_| mismatch(format!("the {} header is not valid ASCII", name.as_str()))),
     }
 }
 
@@ -50,7 +53,7 @@ fn mismatch(why: impl Into<String>) -> ErrorObject {
 
 /// The protocol version header, if present.
 pub(crate) fn protocol_version(headers: &HeaderMap) -> Result<Option<&str>, ErrorObject> {
-    value(headers, PROTOCOL_VERSION)
+    value(headers, &PROTOCOL_VERSION)
 }
 
 /// The `io.modelcontextprotocol/protocolVersion` of a request's `_meta`, or
@@ -82,7 +85,8 @@ pub(crate) fn check_params(
             .and_then(|a| param.path.iter().try_fold(a, |v, key| v.get(key)))
             .filter(|v| !v.is_null());
         let Some(value) = value else { continue };
-        let header = format!("mcp-param-{}", param.name.to_ascii_lowercase());
+        let header = HeaderName::try_from(format!("mcp-param-{}", param.name.to_ascii_lowercase()))
+            .map_err(|_| mismatch(format!("Mcp-Param-{} is not a valid header name", param.name)))?;
         let Some(raw) = self::value(headers, &header)? else {
             return Err(mismatch(format!(
                 "Mcp-Param-{} is required: the arguments carry {}",
@@ -117,7 +121,7 @@ pub(crate) fn check_stateless(
     params: Option<&Value>,
     body_version: &str,
 ) -> Result<(), ErrorObject> {
-    match value(headers, PROTOCOL_VERSION)? {
+    match value(headers, &PROTOCOL_VERSION)? {
         None => {
             return Err(mismatch(
                 "MCP-Protocol-Version is required with protocol version 2026-07-28",
@@ -130,7 +134,7 @@ pub(crate) fn check_stateless(
         }
         Some(_) => {}
     }
-    match value(headers, METHOD)?.map(decode).transpose()? {
+    match value(headers, &METHOD)?.map(decode).transpose()? {
         None => return Err(mismatch("Mcp-Method is required with protocol version 2026-07-28")),
         Some(m) if m != method => {
             return Err(mismatch(format!(
@@ -146,7 +150,7 @@ pub(crate) fn check_stateless(
     };
     if let Some(key) = key {
         let expected = params.and_then(|p| p.get(key)).and_then(Value::as_str);
-        match (value(headers, NAME)?.map(decode).transpose()?, expected) {
+        match (value(headers, &NAME)?.map(decode).transpose()?, expected) {
             (None, _) => return Err(mismatch(format!("Mcp-Name is required for {method}"))),
             (Some(name), Some(expected)) if name != expected => {
                 return Err(mismatch(format!(

@@ -156,7 +156,7 @@ fn write_records(mut out: BufWriter<Box<dyn Write + Send>>, mut prev: String, qu
         };
         for record in &batch {
             line.clear();
-            prev = chain_into(&mut line, record, &prev);
+            chain_into(&mut line, record, &mut prev);
             if let Err(e) = out.write_all(&line) {
                 tracing::error!(error = %e, "an audit record could not be written");
             }
@@ -193,9 +193,9 @@ struct Chained<'a> {
     trace_id: &'a Option<String>,
 }
 
-/// Appends the line for a record (with its newline) to `line` and returns
-/// its hash: sha256 of the record with `prev`, then `hash` added.
-fn chain_into(line: &mut Vec<u8>, record: &AuditRecord, prev: &str) -> String {
+/// Appends the line for a record (with its newline) to `line`: the record
+/// with `prev`, then `hash`, its sha256; `prev` becomes that hash.
+fn chain_into(line: &mut Vec<u8>, record: &AuditRecord, prev: &mut String) {
     let chained = Chained {
         arguments: &record.arguments,
         duration_ms: record.duration_ms,
@@ -213,23 +213,28 @@ fn chain_into(line: &mut Vec<u8>, record: &AuditRecord, prev: &str) -> String {
         line.truncate(start);
         line.extend_from_slice(b"{}");
     }
-    let hash = hex(&Sha256::digest(&line[start..]));
+    let digest = Sha256::digest(&line[start..]);
+    prev.clear();
+    hex_into(prev, &digest);
     // The line ends with `}`: add the hash as the last member.
     line.pop();
     line.extend_from_slice(b",\"hash\":\"");
-    line.extend_from_slice(hash.as_bytes());
+    line.extend_from_slice(prev.as_bytes());
     line.extend_from_slice(b"\"}\n");
-    hash
 }
 
 fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
+    hex_into(&mut out, bytes);
+    out
+}
+
+fn hex_into(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for b in bytes {
         out.push(DIGITS[usize::from(b >> 4)] as char);
         out.push(DIGITS[usize::from(b & 15)] as char);
     }
-    out
 }
 
 fn redact(value: &mut Value, fields: &[String]) {

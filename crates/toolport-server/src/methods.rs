@@ -7,6 +7,7 @@ use std::future::Future;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use toolport_protocol::completion::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
+use toolport_protocol::jsonrpc::RequestId;
 use toolport_protocol::mrtr::{InputRequiredResult, InputResponses};
 use toolport_protocol::prompts::{GetPromptRequestParams, ListPromptsResult};
 use toolport_protocol::resources::{
@@ -336,21 +337,20 @@ impl Server {
         ended: &Ended<CallToolResult>,
         arguments: Option<Value>,
     ) {
-        let outcome = match ended {
-            Ended::Done(r) if r.is_error == Some(true) => "tool_error".to_owned(),
-            Ended::Done(_) => "ok".to_owned(),
-            Ended::Failed(ToolError::Failed(_) | ToolError::InvalidArguments(_)) => "tool_error".to_owned(),
-            Ended::Failed(ToolError::InputRequired(_)) => "input_required".to_owned(),
-            Ended::Failed(ToolError::Cancelled) => "cancelled".to_owned(),
-            Ended::Failed(ToolError::MissingCapability(_)) => "error -32021".to_owned(),
-            Ended::Failed(ToolError::Protocol(e)) => format!("error {}", e.code),
+        // The metrics label is static; the audit's outcome is built only
+        // when there is an audit stream to write it to.
+        let (label, code) = match ended {
+            Ended::Done(r) if r.is_error == Some(true) => ("tool_error", None),
+            Ended::Done(_) => ("ok", None),
+            Ended::Failed(ToolError::Failed(_) | ToolError::InvalidArguments(_)) => ("tool_error", None),
+            Ended::Failed(ToolError::InputRequired(_)) => ("input_required", None),
+            Ended::Failed(ToolError::Cancelled) => ("cancelled", None),
+            Ended::Failed(ToolError::MissingCapability(_)) => {
+                ("error", Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY))
+            }
+            Ended::Failed(ToolError::Protocol(e)) => ("error", Some(e.code)),
         };
         let elapsed = started.elapsed();
-        let label = if outcome.starts_with("error") {
-            "error"
-        } else {
-            outcome.as_str()
-        };
         if let Some(entry) = self.inner.tools.get(tool) {
             entry.metrics().record(label, elapsed);
         }
@@ -359,10 +359,16 @@ impl Server {
                 time: now_rfc3339(),
                 principal: scope.call.principal.as_ref().map(|p| p.subject.clone()),
                 session: scope.call.session_id.clone(),
-                request_id: serde_json::to_value(&scope.id).unwrap_or(Value::Null),
+                request_id: match &scope.id {
+                    RequestId::Number(n) => Value::from(*n),
+                    RequestId::String(s) => Value::String(s.clone()),
+                },
                 tool: tool.to_owned(),
                 arguments,
-                outcome,
+                outcome: match code {
+                    Some(code) => format!("error {code}"),
+                    None => label.to_owned(),
+                },
                 duration_ms: elapsed.as_millis() as u64,
                 trace_id: trace_id(&scope.meta),
             });

@@ -15,6 +15,10 @@ use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
+// The same allocator as the `toolport` binary (and as Toolport's echo server).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 async fn echo(request: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
     let body = request
         .into_body()

@@ -20,6 +20,10 @@ use toolport_server::audit::AuditLog;
 use toolport_server::policy::{PolicyConfig, RateConfig, ToolPolicyConfig};
 use toolport_server::{Server, tool};
 
+// The same allocator as the `toolport` binary (and as the floor).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Deserialize, JsonSchema)]
 struct EchoArgs {
     /// The text to send back.

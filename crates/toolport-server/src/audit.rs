@@ -143,16 +143,20 @@ impl Drop for AuditLog {
 }
 
 fn write_records(mut out: BufWriter<Box<dyn Write + Send>>, mut prev: String, queue: &Queue) {
-    // One line buffer for every record: no allocation per record.
+    // One line buffer for every record, and two record buffers swapped
+    // between the callers and this thread: no allocation per record or batch.
     let mut line = Vec::with_capacity(1024);
+    let mut batch = Vec::new();
     loop {
-        let (batch, closed) = {
+        batch.clear();
+        let closed = {
             let state = queue.state.lock().unwrap_or_else(|p| p.into_inner());
             let (mut state, _) = queue
                 .wake
                 .wait_timeout_while(state, WRITE_INTERVAL, |s| s.records.is_empty() && !s.closed)
                 .unwrap_or_else(|p| p.into_inner());
-            (std::mem::take(&mut state.records), state.closed)
+            std::mem::swap(&mut state.records, &mut batch);
+            state.closed
         };
         for record in &batch {
             line.clear();

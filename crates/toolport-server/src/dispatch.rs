@@ -145,9 +145,10 @@ impl Server {
         crate::otel::adopt_parent(&span, request.params.as_ref());
         let started = std::time::Instant::now();
         let handles = self.inner.method_metrics.get_or_init(MethodMetrics::all);
-        handles.in_flight.increment(1.0);
+        // Counted out however the request ends, also when its future is
+        // dropped (a client that closed its connection).
+        let _in_flight = InFlight::enter(&handles.in_flight);
         let outcome = self.handle_in_era(request, call, stateless).instrument(span).await;
-        handles.in_flight.decrement(1.0);
         let of_method = handles.of(method);
         match &outcome {
             Ok(_) => of_method.ok.increment(1),
@@ -421,6 +422,22 @@ struct WithMeta<'a, R> {
 struct ServerInfoMeta<'a> {
     #[serde(rename = "io.modelcontextprotocol/serverInfo")]
     server_info: &'a RawValue,
+}
+
+/// One request counted in `toolport_requests_in_flight` while it lives.
+struct InFlight<'a>(&'a metrics::Gauge);
+
+impl<'a> InFlight<'a> {
+    fn enter(gauge: &'a metrics::Gauge) -> Self {
+        gauge.increment(1.0);
+        InFlight(gauge)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.decrement(1.0);
+    }
 }
 
 /// The metric handles of every method, registered once: a request then

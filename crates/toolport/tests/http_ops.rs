@@ -273,3 +273,95 @@ async fn every_tool_call_is_audited_and_tampering_is_found() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `toolport serve` exposes what an operator graphs and alerts on: requests
+/// and errors per method, latency histograms per method and per tool, calls
+/// in flight, queue waits, rejections by reason, open sessions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn toolport_serve_exports_its_request_tool_gate_and_session_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("toolport.toml");
+    std::fs::write(
+        &config,
+        "[limits]\nqueue = 4\nqueue_timeout_ms = 100\n\
+         [limits.tools.long_task]\nmax_concurrent = 1\n\
+         [limits.tools.get_weather.rate]\nper_second = 0.001\nburst = 1\n",
+    )
+    .unwrap();
+    let (_served, url) = spawn_serve(
+        std::process::Command::new(env!("CARGO_BIN_EXE_toolport"))
+            .args(["--demo", "--config"])
+            .arg(&config),
+    );
+    let addr: std::net::SocketAddr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let _session = initialize(addr, "2025-11-25").await;
+    let call = |id: u32, tool: &'static str, arguments: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments},{MODERN_META}}}}}"#
+        );
+        async move { support::call(addr, "POST", &modern_headers("tools/call", Some(tool)), &body).await }
+    };
+    let (status, _, answer) = call(1, "echo", r#"{"message":"hi"}"#).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (status, _, _) = call(2, "get_weather", r#"{"city":"Oslo"}"#).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _, answer) = call(3, "get_weather", r#"{"city":"Oslo"}"#).await;
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the rate limit of one call: {answer}"
+    );
+
+    // One long call holds the tool's only place; a second waits its 100 ms and is refused.
+    let long = tokio::spawn(call(4, "long_task", r#"{"steps":40,"step_ms":250}"#));
+    assert!(
+        metric_shows(addr, "toolport_requests_in_flight 1").await,
+        "the long call shows in flight"
+    );
+    let (status, _, answer) = call(5, "long_task", r#"{"steps":1,"step_ms":0}"#).await;
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the queue wait ran out: {answer}"
+    );
+
+    let (status, text) = send_path(addr, "/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    for expected in [
+        r#"toolport_requests_total{method="tools/call",outcome="ok"} 2"#,
+        r#"toolport_requests_total{method="tools/call",outcome="-32010"} 2"#,
+        r#"toolport_requests_total{method="initialize",outcome="ok"} 1"#,
+        r#"toolport_request_duration_seconds_bucket{method="tools/call",le="+Inf"} 4"#,
+        r#"toolport_tool_calls_total{tool="echo",outcome="ok"} 1"#,
+        r#"toolport_tool_call_duration_seconds_bucket{tool="echo",le="+Inf"} 1"#,
+        r#"toolport_rejections_total{reason="rate_limited"} 1"#,
+        r#"toolport_rejections_total{reason="queue_timeout"} 1"#,
+        r#"toolport_queue_wait_seconds_count 1"#,
+        "toolport_sessions 1",
+    ] {
+        assert!(text.lines().any(|l| l == expected), "missing {expected:?} in\n{text}");
+    }
+    assert!(text.lines().any(|l| l == "toolport_requests_in_flight 1"), "{text}");
+    long.abort();
+    // The client of the long call went away: its call is dropped and counted out.
+    assert!(
+        metric_shows(addr, "toolport_requests_in_flight 0").await,
+        "the abandoned call left toolport_requests_in_flight within 5 s"
+    );
+}
+
+/// Whether `/metrics` shows `line` within 5 s.
+async fn metric_shows(addr: std::net::SocketAddr, line: &str) -> bool {
+    for _ in 0..250 {
+        let (_, text) = send_path(addr, "/metrics").await;
+        if text.lines().any(|l| l == line) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}

@@ -89,10 +89,10 @@ async fn main() -> std::io::Result<()> {
             .expect("valid buckets")
             .install_recorder()
             .expect("a metrics recorder");
-        // As `toolport serve` does: pending histogram samples are drained every few seconds.
+        // As `toolport serve` does: pending histogram samples are drained every second.
         let upkeep = recorder.clone();
         tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(std::time::Duration::from_secs(5));
+            let mut ticker = tokio::time::interval(std::time::Duration::from_secs(1));
             loop {
                 ticker.tick().await;
                 upkeep.run_upkeep();

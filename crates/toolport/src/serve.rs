@@ -21,8 +21,9 @@ use tracing_subscriber::{EnvFilter, Layer};
 const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
 ];
-/// How often pending histogram samples are folded into the Prometheus recorder.
-const METRICS_UPKEEP: std::time::Duration = std::time::Duration::from_secs(5);
+/// How often pending histogram samples are folded into the Prometheus
+/// recorder: often enough that their buffers stay small and warm.
+const METRICS_UPKEEP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// `toolport serve` options. Flags override the configuration file, which
 /// the environment overrides in turn.

@@ -55,7 +55,8 @@ pub struct HttpConfig {
     pub stream_buffer: usize,
     /// How long a handshake-era request whose answer stream lost its reader
     /// keeps running, waiting for the client to resume with `Last-Event-ID`,
-    /// before it is cancelled.
+    /// before it is cancelled; also how long a finished stream stays
+    /// resumable (at most 4096 of them per session).
     pub resume_grace: Duration,
 }
 

@@ -1,9 +1,10 @@
 //! The part of a handshake-era session that lives on this machine: its open
 //! SSE streams, the requests it has in flight, and our requests to its client.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -17,6 +18,11 @@ use crate::store::EventStore;
 
 /// The stream id of the standalone GET stream; POST streams count from 1.
 pub(crate) const GET_STREAM: u64 = 0;
+
+/// Finished POST streams a session keeps for resumption at most, however
+/// recent: a session that makes thousands of calls a second must not keep
+/// every answer it ever streamed.
+const MAX_FINISHED_STREAMS: usize = 4096;
 
 /// One SSE stream of a session: its events are recorded for resumption and
 /// sent to whoever is reading it now, if anyone.
@@ -34,6 +40,10 @@ pub(crate) struct LiveSession {
     pub(crate) pending: PendingRequests,
     pub(crate) in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     streams: Mutex<HashMap<u64, Arc<StreamState>>>,
+    /// Finished POST streams, oldest first, with when they finished: kept
+    /// for `Last-Event-ID` resumption during `retention`, then forgotten.
+    finished: Mutex<VecDeque<(Instant, u64)>>,
+    retention: Duration,
     next_stream: AtomicU64,
     /// Fires when the session ends (DELETE, expiry, shutdown).
     pub(crate) closed: CancellationToken,
@@ -41,13 +51,21 @@ pub(crate) struct LiveSession {
 }
 
 impl LiveSession {
-    pub(crate) fn new(id: String, session: Arc<Session>, events: Arc<dyn EventStore>) -> Arc<Self> {
+    /// A session whose finished streams stay resumable for `retention`.
+    pub(crate) fn new(
+        id: String,
+        session: Arc<Session>,
+        events: Arc<dyn EventStore>,
+        retention: Duration,
+    ) -> Arc<Self> {
         Arc::new(LiveSession {
             id,
             session,
             pending: PendingRequests::new(),
             in_flight: Mutex::default(),
             streams: Mutex::default(),
+            finished: Mutex::default(),
+            retention,
             next_stream: AtomicU64::new(GET_STREAM + 1),
             closed: CancellationToken::new(),
             events,
@@ -113,11 +131,37 @@ impl LiveSession {
             .is_some_and(|tx| !tx.is_closed())
     }
 
-    /// Ends a POST stream: its reader's body ends once drained.
+    /// Ends a POST stream: its reader's body ends once drained. The stream
+    /// stays resumable for the retention period (bounded in number); older
+    /// finished streams and their events are forgotten here, so a long-lived
+    /// session's memory does not grow with every call.
     pub(crate) fn finish(&self, stream_id: u64, stream: &StreamState) {
         stream.finished.store(true, Ordering::SeqCst);
         *stream.live.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        let _ = stream_id;
+        let now = Instant::now();
+        let mut finished = self.finished.lock().unwrap_or_else(|p| p.into_inner());
+        finished.push_back((now, stream_id));
+        let mut expired = Vec::new();
+        while let Some(&(at, oldest)) = finished.front() {
+            let too_many = finished.len() > MAX_FINISHED_STREAMS;
+            if oldest == stream_id || !(too_many || now.duration_since(at) >= self.retention) {
+                break;
+            }
+            finished.pop_front();
+            expired.push(oldest);
+        }
+        drop(finished);
+        if expired.is_empty() {
+            return;
+        }
+        let mut streams = self.streams();
+        for id in &expired {
+            streams.remove(id);
+        }
+        drop(streams);
+        for id in expired {
+            self.events.forget_stream(&self.id, id);
+        }
     }
 
     /// Attaches a reader to a stream: the events after `after` first, then
@@ -217,5 +261,50 @@ pub(crate) async fn forward_changes(server: Server, live: Arc<LiveSession>) {
             }
             live.emit_on_get_stream(&Message::Notification(event.notification()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use toolport_protocol::jsonrpc::Notification;
+
+    use super::*;
+    use crate::store::MemoryEventStore;
+
+    fn run_streams(live: &LiveSession, count: usize) -> Vec<u64> {
+        (0..count)
+            .map(|_| {
+                let (tx, _rx) = mpsc::channel(4);
+                let (id, stream) = live.open_stream(tx);
+                live.emit(id, &stream, &Message::Notification(Notification::new("n", None)));
+                live.finish(id, &stream);
+                id
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finished_streams_are_forgotten_after_their_retention_and_beyond_the_cap() {
+        let events = Arc::new(MemoryEventStore::new(16));
+        let session = Arc::new(Session::new());
+        // No retention: each finished stream replaces the one before.
+        let live = LiveSession::new("s".into(), session.clone(), events.clone(), Duration::ZERO);
+        let ids = run_streams(&live, 10);
+        assert_eq!(live.streams().len(), 1);
+        let (last, earlier) = ids.split_last().unwrap();
+        assert!(events.after("s", *last, 0).is_some(), "the newest stays resumable");
+        for id in earlier {
+            assert!(events.after("s", *id, 0).is_none(), "stream {id} is forgotten");
+            let (tx, _rx) = mpsc::channel(4);
+            assert_eq!(live.attach(*id, 1, tx), Err(AttachError::Unknown));
+        }
+        // A long retention still keeps no more than the cap.
+        let live = LiveSession::new("t".into(), session, events.clone(), Duration::from_secs(3600));
+        let ids = run_streams(&live, MAX_FINISHED_STREAMS + 10);
+        assert_eq!(live.streams().len(), MAX_FINISHED_STREAMS);
+        assert!(events.after("t", ids[9], 0).is_none());
+        assert!(events.after("t", ids[10], 0).is_some());
+        let (tx, _rx) = mpsc::channel(4);
+        assert_eq!(live.attach(ids[10], 1, tx), Ok(()), "a kept stream resumes");
     }
 }

@@ -64,7 +64,7 @@ impl AppState {
         let negotiated = session.negotiated()?.clone();
         let id = new_session_id();
         self.sessions.insert(&id, SessionRecord { negotiated, principal });
-        let live = LiveSession::new(id.clone(), session, self.events.clone());
+        let live = LiveSession::new(id.clone(), session, self.events.clone(), self.config.resume_grace);
         tokio::spawn(forward_changes(self.server.clone(), live.clone()));
         self.live().insert(id.clone(), live);
         self.count_sessions();
@@ -85,6 +85,7 @@ impl AppState {
                 id.to_owned(),
                 Arc::new(Session::restored(record.negotiated)),
                 self.events.clone(),
+                self.config.resume_grace,
             );
             tokio::spawn(forward_changes(self.server.clone(), session.clone()));
             session

@@ -96,6 +96,8 @@ pub trait EventStore: Send + Sync + std::fmt::Debug + 'static {
     fn after(&self, session: &str, stream: u64, seq: u64) -> Option<Vec<(u64, Bytes)>>;
     /// Forgets a session's events.
     fn forget(&self, session: &str);
+    /// Forgets one stream's events (a finished stream past its resumption window).
+    fn forget_stream(&self, session: &str, stream: u64);
 }
 
 /// Events in this process's memory, the newest `per_stream` of each stream.
@@ -152,6 +154,10 @@ impl EventStore for MemoryEventStore {
 
     fn forget(&self, session: &str) {
         self.lock().retain(|(s, _), _| s != session);
+    }
+
+    fn forget_stream(&self, session: &str, stream: u64) {
+        self.lock().remove(&(session.to_owned(), stream));
     }
 }
 

@@ -6,15 +6,24 @@
 # alternates between them in short runs, so a noisy neighbour on a shared
 # machine hits both alike; the table reports medians and the median of the
 # per-pair ratios. Usage: benches/http/layers.sh [seconds] [rounds]
+# With AGAINST=floor, the same alternation compares the echo server (layers
+# off) with the hyper floor instead: the ratio of issue 3's speed target.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${1:-2}
 ROUNDS=${2:-15}
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)"; exit 1; }
-cargo build --release -q -p toolport-http --example echo_server
+cargo build --release -q -p toolport-http --example echo_server --example echo_floor
 OFF_PORT=19011; ON_PORT=19012
-target/release/examples/echo_server "127.0.0.1:$OFF_PORT" off stateless 2>/dev/null & off=$!
-target/release/examples/echo_server "127.0.0.1:$ON_PORT" on stateless 2>/dev/null & on=$!
+if [ "${AGAINST:-layers}" = floor ]; then
+  BASE="floor"; OTHER="toolport"
+  target/release/examples/echo_floor "127.0.0.1:$OFF_PORT" 2>/dev/null & off=$!
+  target/release/examples/echo_server "127.0.0.1:$ON_PORT" off stateless 2>/dev/null & on=$!
+else
+  BASE="layers off"; OTHER="layers on"
+  target/release/examples/echo_server "127.0.0.1:$OFF_PORT" off stateless 2>/dev/null & off=$!
+  target/release/examples/echo_server "127.0.0.1:$ON_PORT" on stateless 2>/dev/null & on=$!
+fi
 trap 'kill $off $on 2>/dev/null; rm -f "${TMPDIR:-/tmp}"/toolport-echo-audit-$on.jsonl' EXIT
 for port in $OFF_PORT $ON_PORT; do
   for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
@@ -30,13 +39,14 @@ for c in 16 64; do
     echo "$c $(rps $OFF_PORT "$c" "$DURATION") $(rps $ON_PORT "$c" "$DURATION")" >> "$results"
   done
 done
-python3 - "$results" <<'PY'
+python3 - "$results" "$BASE" "$OTHER" <<'PY'
 import statistics, sys
+base, other = sys.argv[2], sys.argv[3]
 rows = {}
 for line in open(sys.argv[1]):
     c, off, on = line.split()
     rows.setdefault(c, []).append((float(off), float(on)))
-print("| c | layers off rps (median) | layers on rps (median) | on / off (median of pairs) | quartiles | cost |")
+print(f"| c | {base} rps (median) | {other} rps (median) | {other} / {base} (median of pairs) | quartiles | cost |")
 print("|---:|---:|---:|---:|---:|---:|")
 for c, pairs in rows.items():
     ratios = [on / off for off, on in pairs]

@@ -82,23 +82,7 @@ async fn main() -> std::io::Result<()> {
     };
     let mut http = HttpServer::new(server, config);
     if layers_on {
-        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
-            .set_buckets(&[
-                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
-            ])
-            .expect("valid buckets")
-            .install_recorder()
-            .expect("a metrics recorder");
-        // As `toolport serve` does: pending histogram samples are drained every second.
-        let upkeep = recorder.clone();
-        tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(std::time::Duration::from_secs(1));
-            loop {
-                ticker.tick().await;
-                upkeep.run_upkeep();
-            }
-        });
-        http = http.metrics(move || recorder.render());
+        http = http.prometheus().expect("a metrics recorder");
     }
     let bound = http.bind().await?;
     eprintln!(

@@ -34,5 +34,5 @@ pub mod store;
 
 pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};
-pub use serve::{BoundServer, HttpServer};
+pub use serve::{BoundServer, HttpServer, LATENCY_BUCKETS};
 pub use state::MetricsRender;

@@ -19,6 +19,16 @@ use crate::endpoint::route;
 use crate::state::AppState;
 use crate::store::{EventStore, MemoryEventStore, MemorySessionStore, SessionStore};
 
+/// Latency histogram buckets of [`HttpServer::prometheus`], in seconds: from
+/// sub-millisecond tool calls to the five-minute default deadline.
+pub const LATENCY_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
+];
+
+/// How often pending histogram samples are folded into the Prometheus
+/// recorder: often enough that their buffers stay small and warm.
+const METRICS_UPKEEP: Duration = Duration::from_secs(1);
+
 /// A Streamable HTTP server for a [`Server`].
 ///
 /// ```no_run
@@ -65,6 +75,27 @@ impl HttpServer {
     pub fn metrics(self, render: impl Fn() -> String + Send + Sync + 'static) -> Self {
         let _ = self.state.metrics.set(Arc::new(render));
         self
+    }
+
+    /// Installs a Prometheus recorder as the process's metrics recorder and
+    /// serves it at `/metrics`. Latency is recorded in bucketed histograms
+    /// ([`LATENCY_BUCKETS`]: they add up across replicas, and a sample costs a
+    /// bucket increment), and pending samples are folded in every second, so
+    /// a server nobody scrapes does not grow with every call. Call it inside
+    /// a tokio runtime (it spawns that upkeep).
+    pub fn prometheus(self) -> Result<Self, metrics_exporter_prometheus::BuildError> {
+        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .set_buckets(LATENCY_BUCKETS)?
+            .install_recorder()?;
+        let upkeep = recorder.clone();
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(METRICS_UPKEEP);
+            loop {
+                ticker.tick().await;
+                upkeep.run_upkeep();
+            }
+        });
+        Ok(self.metrics(move || recorder.render()))
     }
 
     /// Protects the endpoint: every request is authenticated before it is

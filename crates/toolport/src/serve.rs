@@ -16,15 +16,6 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
 
-/// Latency histogram buckets, in seconds: from sub-millisecond tool calls
-/// to the five-minute default deadline.
-const LATENCY_BUCKETS: &[f64] = &[
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0,
-];
-/// How often pending histogram samples are folded into the Prometheus
-/// recorder: often enough that their buffers stay small and warm.
-const METRICS_UPKEEP: std::time::Duration = std::time::Duration::from_secs(1);
-
 /// `toolport serve` options. Flags override the configuration file, which
 /// the environment overrides in turn.
 #[derive(clap::Args)]
@@ -175,24 +166,7 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     let path = http.path.clone();
     let mut transport = HttpServer::new(server, http);
     if config.metrics.enabled {
-        // Histograms with buckets rather than summaries: they add up across
-        // replicas, and a sample costs a bucket increment.
-        let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
-            .set_buckets(LATENCY_BUCKETS)
-            .context("cannot set the latency buckets")?
-            .install_recorder()
-            .context("cannot install the metrics recorder")?;
-        // Histogram samples wait in the recorder until a scrape or an upkeep
-        // drains them: without this, a server nobody scrapes grows with every call.
-        let upkeep = recorder.clone();
-        tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(METRICS_UPKEEP);
-            loop {
-                ticker.tick().await;
-                upkeep.run_upkeep();
-            }
-        });
-        transport = transport.metrics(move || recorder.render());
+        transport = transport.prometheus().context("cannot install the metrics recorder")?;
     }
     if let Some(auth) =
         crate::oauth::resource_server(&config.oauth, format!("http://{}{path}", config.http.bind)).await?

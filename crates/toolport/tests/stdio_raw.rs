@@ -270,7 +270,16 @@ async fn a_2024_11_05_handshake_is_answered_in_kind() {
 async fn duplicate_in_flight_ids_are_refused_and_cancellation_works() {
     let mut s = Server::start();
     s.initialize("2025-11-25").await;
-    s.line(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"long_task","arguments":{"steps":1000,"step_ms":100}}}"#).await;
+    s.line(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"long_task","arguments":{"steps":1000,"step_ms":20},"_meta":{"progressToken":"p9"}}}"#).await;
+    // Its first progress notification proves the tool body runs (a cancel
+    // that wins the race against its start would count nothing).
+    loop {
+        let message = s.recv().await;
+        if message["method"] == "notifications/progress" {
+            assert_eq!(message["params"]["progressToken"], "p9");
+            break;
+        }
+    }
     let answer = s.ask(r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#).await;
     assert_eq!(code(&answer), -32600);
     assert_eq!(answer["id"], 9);

@@ -181,15 +181,7 @@ async fn shutdown_lets_in_flight_requests_finish() {
     let in_flight =
         tokio::spawn(async move { call(addr, "POST", &modern_headers("tools/call", Some("long_task")), &body).await });
     // Make sure the request has started before stopping.
-    let mut started = false;
-    for _ in 0..200 {
-        if jobs(&s).await["started"] == 1 {
-            started = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    assert!(started);
+    until_started(&s, 1).await;
     s.stop();
     let (status, _, answer) = in_flight.await.unwrap();
     assert_eq!(
@@ -228,15 +220,7 @@ async fn shutdown_closes_streams_that_would_never_end() {
     let addr = s.addr;
     let slow =
         tokio::spawn(async move { send(addr, "POST", &modern_headers("tools/call", Some("long_task")), &call).await });
-    let mut started = false;
-    for _ in 0..200 {
-        if jobs(&s).await["started"] == 1 {
-            started = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    assert!(started);
+    until_started(&s, 1).await;
     s.stop();
     tokio::time::timeout(Duration::from_secs(10), &mut s.done)
         .await

@@ -229,6 +229,19 @@ pub async fn jobs(s: &TestServer) -> Value {
     serde_json::from_str(answer["result"]["contents"][0]["text"].as_str().unwrap()).unwrap()
 }
 
+/// Waits (at most 10 s) until the demo server's `long_task` has started
+/// `count` runs in all: a request is known to be in flight before a test
+/// stops the server or cuts the connection.
+pub async fn until_started(s: &TestServer, count: u64) {
+    for _ in 0..2000 {
+        if jobs(s).await["started"].as_u64() == Some(count) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("long_task did not start {count} run(s) within 10 s");
+}
+
 /// The Python with PyPI `mcp` installed: `.venv` at the repository root
 /// (made by `.ci/run`), or `TOOLPORT_PYTHON`.
 pub fn python() -> PathBuf {

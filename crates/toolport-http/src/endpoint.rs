@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode};
+use http::{HeaderName, HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
@@ -15,7 +15,7 @@ use toolport_server::{Negotiated, Principal, RequestEra, Session, request_era};
 use crate::answer::{Answering, answer};
 use crate::auth;
 use crate::guard::{self, Accepts, Rejection};
-use crate::headers;
+use crate::headers::{self, RequestHeaders};
 use crate::live::{AttachError, GET_STREAM, LiveSession, parse_event_id};
 use crate::reply::{self, HttpResponse};
 use crate::sse::SseBody;
@@ -32,21 +32,23 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
     if request.uri().path() != state.config.path {
         return operations(&state, &request);
     }
-    if let Err(rejection) = guard::check_origin_and_host(request.headers(), &state.config) {
+    let (parts, body) = request.into_parts();
+    let headers = RequestHeaders::read(&parts.headers);
+    if let Err(rejection) = guard::check_origin_and_host(&headers, &state.config) {
         return rejected(&rejection);
     }
     // Authentication comes before anything else is done with the request.
     let caller = match &state.auth {
         None => Caller::default(),
-        Some(auth) => match auth.authenticate(request.headers()).await {
+        Some(auth) => match auth.authenticate(&parts.headers).await {
             Ok(principal) => Caller::new(principal),
             Err(denial) => return reply::denied(&denial, None),
         },
     };
-    match *request.method() {
-        Method::POST => post(&state, request, &caller).await,
-        Method::GET => get(&state, request.headers(), &caller),
-        Method::DELETE => delete(&state, request.headers(), &caller),
+    match parts.method {
+        Method::POST => post(&state, &headers, body, &caller).await,
+        Method::GET => get(&state, &headers, &caller),
+        Method::DELETE => delete(&state, &headers, &caller),
         _ => reply::method_not_allowed("GET, POST, DELETE"),
     }
 }
@@ -118,7 +120,7 @@ fn rejected(rejection: &Rejection) -> HttpResponse {
 
 /// What the `MCP-Protocol-Version` header says about the era of a request
 /// that has no body to tell (GET, DELETE).
-fn header_is_stateless(headers: &HeaderMap) -> bool {
+fn header_is_stateless(headers: &RequestHeaders<'_>) -> bool {
     headers::protocol_version(headers)
         .ok()
         .flatten()
@@ -126,13 +128,11 @@ fn header_is_stateless(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.era() == Era::Stateless)
 }
 
-async fn post(state: &Arc<AppState>, request: Request<Incoming>, caller: &Caller) -> HttpResponse {
-    let (parts, body) = request.into_parts();
-    let headers = parts.headers;
-    if let Err(rejection) = guard::check_content_type(&headers) {
+async fn post(state: &Arc<AppState>, headers: &RequestHeaders<'_>, body: Incoming, caller: &Caller) -> HttpResponse {
+    if let Err(rejection) = guard::check_content_type(headers) {
         return rejected(&rejection);
     }
-    let accepts = guard::accepts(&headers);
+    let accepts = guard::accepts(headers);
     if !accepts.json && !accepts.sse {
         return rejected(&Rejection::NotAcceptable(
             "Accept must list application/json and text/event-stream",
@@ -151,14 +151,16 @@ async fn post(state: &Arc<AppState>, request: Request<Incoming>, caller: &Caller
     };
     match jsonrpc::decode(&body) {
         Err(error) => reply::message(StatusCode::BAD_REQUEST, &Message::Error(error)),
-        Ok(Frame::Batch(items)) => batch(state, &headers, items, caller).await,
-        Ok(Frame::Single(message)) => single(state, &headers, accepts, message, caller).await,
+        // The rare paths are boxed: their futures would otherwise make every
+        // request's future (built and moved per request) kilobytes larger.
+        Ok(Frame::Batch(items)) => Box::pin(batch(state, headers, items, caller)).await,
+        Ok(Frame::Single(message)) => single(state, headers, accepts, message, caller).await,
     }
 }
 
 async fn single(
     state: &Arc<AppState>,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
     accepts: Accepts,
     message: Message,
     caller: &Caller,
@@ -194,7 +196,7 @@ async fn single(
                 .await;
             }
             if request.method == lifecycle::INITIALIZE {
-                return initialize(state, request, caller).await;
+                return Box::pin(initialize(state, request, caller)).await;
             }
             match handshake_session(state, headers, caller) {
                 Err(response) => *response,
@@ -258,7 +260,7 @@ async fn single(
 /// (-32022), the routing headers (-32020).
 fn check_stateless_request(
     state: &AppState,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
     request: &toolport_protocol::Request,
 ) -> Result<(), ErrorObject> {
     let params = request.params.as_ref();
@@ -276,7 +278,11 @@ fn check_stateless_request(
             .and_then(|n| n.as_str())
             .and_then(|n| state.server.tools().get(n))
     {
-        headers::check_params(headers, tool.header_params(), params.and_then(|p| p.get("arguments")))?;
+        headers::check_params(
+            headers.all,
+            tool.header_params(),
+            params.and_then(|p| p.get("arguments")),
+        )?;
     }
     Ok(())
 }
@@ -362,7 +368,7 @@ type SessionOrResponse = Result<(Arc<Session>, Option<Arc<LiveSession>>), Box<Ht
 
 /// The session a handshake-era message belongs to (or a stand-alone one when
 /// sessions are off), after checking `MCP-Protocol-Version`.
-fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> SessionOrResponse {
+fn handshake_session(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> SessionOrResponse {
     let version = match headers::protocol_version(headers) {
         Err(error) => return Err(Box::new(reply::error(StatusCode::BAD_REQUEST, None, error))),
         // Without the header, a request is 2025-03-26 (the header arrived in 2025-06-18).
@@ -385,7 +391,7 @@ fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller
         };
         return Ok((Arc::new(Session::restored(negotiated)), None));
     }
-    let Some(id) = headers.get(&headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
+    let Some(id) = headers.all.get(&headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
         return Err(Box::new(reply::bad_request(
             None,
             "Mcp-Session-Id is required: send `initialize` first and echo the session id it returns",
@@ -409,7 +415,7 @@ fn handshake_session(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller
 /// A JSON-RPC batch: 2025-03-26 only, answered as one JSON array.
 async fn batch(
     state: &Arc<AppState>,
-    headers: &HeaderMap,
+    headers: &RequestHeaders<'_>,
     items: Vec<Result<Message, ErrorResponse>>,
     caller: &Caller,
 ) -> HttpResponse {
@@ -483,7 +489,7 @@ async fn batch(
 
 /// GET opens the handshake era's server-to-client stream, or resumes a
 /// stream after `Last-Event-ID`. 2026-07-28 has no GET.
-fn get(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> HttpResponse {
+fn get(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> HttpResponse {
     if header_is_stateless(headers) || !state.config.sessions {
         return reply::method_not_allowed("POST");
     }
@@ -497,7 +503,7 @@ fn get(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> HttpRespo
         Ok((_, Some(live))) => live,
         Ok((_, None)) => return reply::method_not_allowed("POST"),
     };
-    let (stream, after) = match headers.get(&headers::LAST_EVENT_ID).and_then(|v| v.to_str().ok()) {
+    let (stream, after) = match headers.all.get(&headers::LAST_EVENT_ID).and_then(|v| v.to_str().ok()) {
         None => (GET_STREAM, 0),
         Some(last) => match parse_event_id(last) {
             Some(position) => position,
@@ -541,11 +547,11 @@ fn get(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> HttpRespo
 }
 
 /// DELETE ends a handshake-era session.
-fn delete(state: &Arc<AppState>, headers: &HeaderMap, caller: &Caller) -> HttpResponse {
+fn delete(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> HttpResponse {
     if header_is_stateless(headers) || !state.config.sessions {
         return reply::method_not_allowed("POST");
     }
-    let Some(id) = headers.get(&headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
+    let Some(id) = headers.all.get(&headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
         return reply::bad_request(None, "Mcp-Session-Id is required to end a session");
     };
     if state.end_session(id, caller.owner()) {

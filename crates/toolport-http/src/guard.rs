@@ -3,9 +3,10 @@
 
 use std::net::IpAddr;
 
-use http::{HeaderMap, StatusCode, header};
+use http::{StatusCode, header};
 
 use crate::config::HttpConfig;
+use crate::headers::RequestHeaders;
 
 /// Why a request was turned away at the door.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,14 +57,14 @@ fn strip_port(authority: &str) -> &str {
 /// Origin and Host checks against DNS rebinding (`basic/transports`,
 /// security warning): a browser page on a foreign site must not reach a
 /// server bound to this machine.
-pub(crate) fn check_origin_and_host(headers: &HeaderMap, config: &HttpConfig) -> Result<(), Rejection> {
-    if let Some(origin) = headers.get(header::ORIGIN) {
+pub(crate) fn check_origin_and_host(headers: &RequestHeaders<'_>, config: &HttpConfig) -> Result<(), Rejection> {
+    if let Some(origin) = headers.origin {
         let origin = origin.to_str().unwrap_or("<not ASCII>");
         if !origin_allowed(origin, config) {
             return Err(Rejection::OriginRejected(origin.to_owned()));
         }
     }
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let host = headers.host.and_then(|h| h.to_str().ok()).unwrap_or("");
     let name = strip_port(host);
     let allowed = match &config.allowed_hosts {
         Some(list) => list.iter().any(|h| h == "*" || h.eq_ignore_ascii_case(name)),
@@ -104,12 +105,43 @@ pub(crate) struct Accepts {
     pub(crate) sse: bool,
 }
 
-pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
+/// The `Accept` values MCP clients send, byte for byte, and what each allows:
+/// a request carrying one of them is answered without parsing the header.
+const COMMON_ACCEPTS: &[(&[u8], Accepts)] = &[
+    (
+        b"application/json, text/event-stream",
+        Accepts { json: true, sse: true },
+    ),
+    (
+        b"text/event-stream, application/json",
+        Accepts { json: true, sse: true },
+    ),
+    (b"application/json", Accepts { json: true, sse: false }),
+    (b"text/event-stream", Accepts { json: false, sse: true }),
+];
+
+pub(crate) fn accepts(headers: &RequestHeaders<'_>) -> Accepts {
+    if let (Some(only), false) = (headers.accept, headers.accepts_more)
+        && let Some((_, known)) = COMMON_ACCEPTS.iter().find(|(value, _)| *value == only.as_bytes())
+    {
+        return *known;
+    }
+    parse_accepts(
+        headers
+            .all
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok()),
+    )
+}
+
+/// Reads media ranges leniently: parameters (`;q=0.9`) ignored, case ignored,
+/// wildcards honoured.
+fn parse_accepts<'a>(values: impl Iterator<Item = &'a str>) -> Accepts {
     let mut accepts = Accepts {
         json: false,
         sse: false,
     };
-    let values = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok());
     for range in values.flat_map(|v| v.split(',')) {
         let media = range.split(';').next().unwrap_or("").trim();
         let is = |name: &str| media.eq_ignore_ascii_case(name);
@@ -125,11 +157,8 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
     accepts
 }
 
-pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), Rejection> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+pub(crate) fn check_content_type(headers: &RequestHeaders<'_>) -> Result<(), Rejection> {
+    let content_type = headers.content_type.and_then(|v| v.to_str().ok()).unwrap_or("");
     let media = content_type.split(';').next().unwrap_or("").trim();
     if media.eq_ignore_ascii_case("application/json") {
         Ok(())
@@ -140,7 +169,7 @@ pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), Rejection> {
 
 #[cfg(test)]
 mod tests {
-    use http::HeaderValue;
+    use http::{HeaderMap, HeaderValue};
 
     use super::*;
 
@@ -160,7 +189,11 @@ mod tests {
             &[("host", "localhost:3000"), ("origin", "http://localhost:5173")],
             &[("host", "[::1]:8080"), ("origin", "http://127.0.0.1")],
         ] {
-            assert_eq!(check_origin_and_host(&headers(ok), &config), Ok(()), "{ok:?}");
+            assert_eq!(
+                check_origin_and_host(&RequestHeaders::read(&headers(ok)), &config),
+                Ok(()),
+                "{ok:?}"
+            );
         }
         for bad in [
             &[("host", "evil.example:8080")][..],
@@ -168,7 +201,7 @@ mod tests {
             &[("host", "127.0.0.1:8080"), ("origin", "null")],
             &[("host", "localhost.evil.example")],
         ] {
-            let err = check_origin_and_host(&headers(bad), &config).unwrap_err();
+            let err = check_origin_and_host(&RequestHeaders::read(&headers(bad)), &config).unwrap_err();
             assert_eq!(err.status(), StatusCode::FORBIDDEN, "{bad:?}");
         }
         let open = HttpConfig {
@@ -177,7 +210,7 @@ mod tests {
         };
         assert!(
             check_origin_and_host(
-                &headers(&[("host", "localhost"), ("origin", "https://app.example")]),
+                &RequestHeaders::read(&headers(&[("host", "localhost"), ("origin", "https://app.example")])),
                 &open
             )
             .is_ok()
@@ -185,28 +218,61 @@ mod tests {
     }
 
     #[test]
+    fn common_accept_values_mean_what_parsing_them_means() {
+        for (value, known) in COMMON_ACCEPTS {
+            let text = std::str::from_utf8(value).unwrap();
+            assert_eq!(parse_accepts(std::iter::once(text)), *known, "{text}");
+            assert_eq!(
+                accepts(&RequestHeaders::read(&headers(&[("accept", text)]))),
+                *known,
+                "{text}"
+            );
+        }
+        // Two headers are read together, not as the first alone.
+        assert_eq!(
+            accepts(&RequestHeaders::read(&headers(&[
+                ("accept", "application/json"),
+                ("accept", "text/event-stream")
+            ]))),
+            Accepts { json: true, sse: true }
+        );
+    }
+
+    #[test]
     fn accept_and_content_type_are_read_leniently_but_strictly() {
         assert_eq!(
-            accepts(&headers(&[("accept", "application/json, text/event-stream")])),
+            accepts(&RequestHeaders::read(&headers(&[(
+                "accept",
+                "application/json, text/event-stream"
+            )]))),
             Accepts { json: true, sse: true }
         );
         assert_eq!(
-            accepts(&headers(&[("accept", "text/event-stream;q=0.9")])),
+            accepts(&RequestHeaders::read(&headers(&[(
+                "accept",
+                "text/event-stream;q=0.9"
+            )]))),
             Accepts { json: false, sse: true }
         );
         assert_eq!(
-            accepts(&headers(&[("accept", "*/*")])),
+            accepts(&RequestHeaders::read(&headers(&[("accept", "*/*")]))),
             Accepts { json: true, sse: true }
         );
         assert_eq!(
-            accepts(&headers(&[("accept", "text/html")])),
+            accepts(&RequestHeaders::read(&headers(&[("accept", "text/html")]))),
             Accepts {
                 json: false,
                 sse: false
             }
         );
-        assert!(check_content_type(&headers(&[("content-type", "application/json; charset=utf-8")])).is_ok());
-        assert!(check_content_type(&headers(&[("content-type", "text/plain")])).is_err());
-        assert!(check_content_type(&headers(&[])).is_err());
+        assert!(
+            check_content_type(&RequestHeaders::read(&headers(&[(
+                "content-type",
+                "application/json; charset=utf-8"
+            )])))
+            .is_ok()
+        );
+        assert!(check_content_type(&RequestHeaders::read(&headers(&[("content-type", "text/plain")]))).is_err());
+        assert!(check_content_type(&RequestHeaders::read(&headers(&[]))).is_err());
     }
 }

@@ -250,8 +250,35 @@ impl Serialize for Message {
 /// Encodes a message as compact JSON. Compact JSON never contains a raw newline,
 /// which is what makes newline-delimited framing (stdio) safe.
 pub fn encode(message: &Message) -> Vec<u8> {
+    if let Message::Response(response) = message {
+        return encode_response(&response.id, &response.result);
+    }
     // Serializing our own types into a Vec cannot fail: every map key is a string.
     serde_json::to_vec(message).expect("messages always serialize")
+}
+
+/// Encodes a successful response: the envelope written around the result,
+/// which is already JSON, into a buffer sized for both. The answer to every
+/// request goes through here.
+///
+/// ```
+/// use toolport_protocol::jsonrpc::{RequestId, encode_response};
+/// let result = serde_json::value::RawValue::from_string(r#"{"tools":[]}"#.into()).unwrap();
+/// let bytes = encode_response(&RequestId::Number(7), &result);
+/// assert_eq!(bytes, br#"{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}"#);
+/// ```
+pub fn encode_response(id: &RequestId, result: &RawValue) -> Vec<u8> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const RESULT: &[u8] = br#","result":"#;
+    let result = result.get().as_bytes();
+    let mut out = Vec::with_capacity(HEAD.len() + 24 + RESULT.len() + result.len() + 1);
+    out.extend_from_slice(HEAD);
+    // Writing a number or an escaped string into a Vec cannot fail.
+    serde_json::to_writer(&mut out, id).expect("a request id always serializes");
+    out.extend_from_slice(RESULT);
+    out.extend_from_slice(result);
+    out.push(b'}');
+    out
 }
 
 /// The envelope as it arrives, before it is classified.
@@ -429,6 +456,31 @@ mod tests {
             }))
             .unwrap();
             assert_eq!(again, serde_json::from_str::<Value>(input).unwrap());
+        }
+    }
+
+    #[test]
+    fn responses_are_written_as_serde_writes_them() {
+        let ids = [
+            RequestId::Number(0),
+            RequestId::Number(-9_007_199_254_740_993),
+            RequestId::String(String::new()),
+            RequestId::String("quote \" back\\slash \n newline \u{1} ctl é".into()),
+        ];
+        for id in ids {
+            for result in [
+                r#"{}"#,
+                r#"{"content":[{"type":"text","text":"a\"b"}]}"#,
+                "null",
+                "[1,2]",
+            ] {
+                let response = Response {
+                    id: id.clone(),
+                    result: RawValue::from_string(result.to_owned()).unwrap(),
+                };
+                let by_serde = serde_json::to_vec(&response).unwrap();
+                assert_eq!(encode(&Message::Response(response)), by_serde, "{id} {result}");
+            }
         }
     }
 

@@ -89,30 +89,77 @@ impl RequestMeta {
     /// assert!(meta.other.contains_key("traceparent"));
     /// ```
     pub fn from_value(value: Value) -> Result<RequestMeta, String> {
-        let Value::Object(mut other) = value else {
+        let Value::Object(map) = value else {
             return Err("_meta must be an object".into());
         };
-        fn take<T: serde::de::DeserializeOwned>(map: &mut Meta, key: &str) -> Result<Option<T>, String> {
-            match map.remove(key) {
-                None => Ok(None),
-                Some(v) => serde_json::from_value(v)
-                    .map(Some)
-                    .map_err(|e| format!("_meta {key}: {e}")),
+        fn typed<T: serde::de::DeserializeOwned>(key: &str, value: Value) -> Result<Option<T>, String> {
+            serde_json::from_value(value)
+                .map(Some)
+                .map_err(|e| format!("_meta {key}: {e}"))
+        }
+        // One pass over the object, each entry moved where it belongs
+        // (cheaper than looking every known key up and removing it).
+        let mut meta = RequestMeta::default();
+        for (key, value) in map {
+            match key.as_str() {
+                keys::PROGRESS_TOKEN => meta.progress_token = typed(&key, value)?,
+                keys::PROTOCOL_VERSION => meta.protocol_version = typed(&key, value)?,
+                // What clients send most: no capabilities, read without serde.
+                keys::CLIENT_CAPABILITIES if value.as_object().is_some_and(Map::is_empty) => {
+                    meta.client_capabilities = Some(ClientCapabilities::default());
+                }
+                keys::CLIENT_CAPABILITIES => meta.client_capabilities = typed(&key, value)?,
+                keys::CLIENT_INFO => meta.client_info = typed(&key, value)?,
+                keys::LOG_LEVEL => meta.log_level = typed(&key, value)?,
+                _ => {
+                    meta.other.insert(key, value);
+                }
             }
         }
-        Ok(RequestMeta {
-            progress_token: take(&mut other, keys::PROGRESS_TOKEN)?,
-            protocol_version: take(&mut other, keys::PROTOCOL_VERSION)?,
-            client_capabilities: take(&mut other, keys::CLIENT_CAPABILITIES)?,
-            client_info: take(&mut other, keys::CLIENT_INFO)?,
-            log_level: take(&mut other, keys::LOG_LEVEL)?,
-            other,
-        })
+        Ok(meta)
     }
 
     /// Whether this `_meta` speaks the stateless era: any `io.modelcontextprotocol/`
     /// key but the progress token marks a 2026-07-28 request.
     pub fn is_stateless(&self) -> bool {
         self.protocol_version.is_some() || self.client_capabilities.is_some() || self.client_info.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn from_value_reads_what_serde_reads() {
+        let cases = [
+            json!({}),
+            json!({"progressToken": "p1", "traceparent": "00-abc", "x.example/k": [1, {"a": null}]}),
+            json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                "io.modelcontextprotocol/logLevel": "warning",
+                "progressToken": 7
+            }),
+            json!({"io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "roots": {"listChanged": true}}}),
+        ];
+        for case in cases {
+            let by_serde: RequestMeta = serde_json::from_value(case.clone()).unwrap();
+            assert_eq!(RequestMeta::from_value(case.clone()).unwrap(), by_serde, "{case}");
+        }
+        for bad in [
+            json!([]),
+            json!({"progressToken": null}),
+            json!({"io.modelcontextprotocol/protocolVersion": 2026}),
+            json!({"io.modelcontextprotocol/clientCapabilities": "all"}),
+            json!({"io.modelcontextprotocol/clientInfo": {"name": "no version"}}),
+            json!({"io.modelcontextprotocol/logLevel": "loud"}),
+        ] {
+            let error = RequestMeta::from_value(bad.clone()).expect_err(&bad.to_string());
+            assert!(error.starts_with("_meta"), "{bad}: {error}");
+        }
     }
 }

@@ -55,6 +55,9 @@ pub(crate) struct Scope {
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) meta: Arc<Meta>,
     pub(crate) call: CallContext,
+    /// When the server took the request: its durations, and a tool's
+    /// deadline when no gate made it wait, count from here.
+    pub(crate) started: std::time::Instant,
 }
 
 impl Scope {
@@ -148,7 +151,10 @@ impl Server {
         // Counted out however the request ends, also when its future is
         // dropped (a client that closed its connection).
         let _in_flight = InFlight::enter(&handles.in_flight);
-        let outcome = self.handle_in_era(request, call, stateless).instrument(span).await;
+        let outcome = self
+            .handle_in_era(request, call, stateless, started)
+            .instrument(span)
+            .await;
         let of_method = handles.of(method);
         match &outcome {
             Ok(_) => of_method.ok.increment(1),
@@ -166,6 +172,7 @@ impl Server {
         request: Request,
         call: CallContext,
         stateless: bool,
+        started: std::time::Instant,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let Request { id, method, params } = request;
         let mut params = match params {
@@ -178,9 +185,9 @@ impl Server {
             Some(meta) => RequestMeta::from_value(meta).map_err(ErrorObject::invalid_params)?,
         };
         let scope = if stateless || meta.is_stateless() || is_stateless_only(&method) {
-            self.stateless_scope(id, method, meta, call)?
+            self.stateless_scope(id, method, meta, call, started)?
         } else {
-            match self.handshake_scope(id, method, &params, meta, call)? {
+            match self.handshake_scope(id, method, &params, meta, call, started)? {
                 Routed::Answered(result) => return Ok(result),
                 Routed::Scope(scope) => *scope,
             }
@@ -196,6 +203,7 @@ impl Server {
         method: String,
         meta: RequestMeta,
         call: CallContext,
+        started: std::time::Instant,
     ) -> Result<Scope, ErrorObject> {
         let RequestMeta {
             progress_token,
@@ -233,6 +241,7 @@ impl Server {
             log_level,
             meta: Arc::new(other),
             call,
+            started,
         })
     }
 
@@ -261,6 +270,7 @@ impl Server {
         params: &Map<String, Value>,
         meta: RequestMeta,
         call: CallContext,
+        started: std::time::Instant,
     ) -> Result<Routed, ErrorObject> {
         match method.as_str() {
             lifecycle::INITIALIZE => return self.initialize(params.clone(), &call.session).map(Routed::Answered),
@@ -301,6 +311,7 @@ impl Server {
             log_level: Some(call.session.log_level().unwrap_or(LoggingLevel::Debug)),
             meta: Arc::new(meta.other),
             call,
+            started,
         };
         Ok(Routed::Scope(Box::new(scope)))
     }

@@ -28,33 +28,27 @@ use crate::resource::ResourceRequest;
 use crate::server::Server;
 
 /// What MRTR brought with a retried request.
-struct Continuation {
+struct Continuation<'a> {
     /// What a sealed state would be bound to; 2026-07-28 only (the handshake
     /// era has no MRTR). Hashing the arguments waits until a state is opened
-    /// or sealed: most calls do neither.
-    binding: Option<LazyBinding>,
+    /// or sealed: most calls do neither, so it borrows rather than copies.
+    binding: Option<LazyBinding<'a>>,
     responses: BTreeMap<String, Value>,
     state: Option<Value>,
 }
 
-struct LazyBinding {
-    method: String,
-    target: String,
-    arguments: Option<Value>,
-    principal: Option<String>,
+struct LazyBinding<'a> {
+    method: &'a str,
+    target: &'a str,
+    arguments: Option<&'a Value>,
+    principal: Option<&'a str>,
     digest: std::sync::OnceLock<StateBinding>,
 }
 
-impl LazyBinding {
+impl LazyBinding<'_> {
     fn get(&self) -> &StateBinding {
-        self.digest.get_or_init(|| {
-            StateBinding::new(
-                &self.method,
-                &self.target,
-                self.arguments.as_ref(),
-                self.principal.as_deref(),
-            )
-        })
+        self.digest
+            .get_or_init(|| StateBinding::new(self.method, self.target, self.arguments, self.principal))
     }
 }
 
@@ -97,7 +91,7 @@ impl Server {
         scope: &Scope,
         params: Map<String, Value>,
     ) -> Result<Box<RawValue>, ErrorObject> {
-        let p: CallToolRequestParams = parse(params)?;
+        let p = call_params(params)?;
         let entry = self
             .inner
             .tools
@@ -111,22 +105,22 @@ impl Server {
         if let Some(trace) = trace_id(&scope.meta) {
             span.record("trace_id", trace.as_str());
         }
-        let started = std::time::Instant::now();
         let policies = &self.inner.policies;
         let keyed = policies.keyed(&scope.meta);
-        let digest_of = keyed.then(|| arguments.clone());
         let audited = self.inner.audit.as_ref().map(|_| arguments.clone());
         let principal = scope.call.principal.as_ref().map(|p| p.subject.as_str());
         let facts = CallFacts {
             tool: &p.name,
             principal,
             meta: &scope.meta,
-            arguments: digest_of.as_ref(),
+            arguments: keyed.then_some(&arguments),
+            started: scope.started,
         };
-        let ended = self
-            .run(scope, policies.run(facts, entry.call(cx.clone(), arguments)))
-            .await;
-        self.account(scope, &p.name, started, &ended, audited);
+        // Boxed: the policy future is a kilobyte, and every future that awaits
+        // it (up to the transport's) would carry it, to be moved per request.
+        let work = Box::pin(policies.run(facts, entry.call(cx.clone(), &arguments)));
+        let ended = self.run(scope, work).await;
+        self.account(scope, &p.name, &ended, audited);
         let mut result = match ended {
             Ended::Done(result) => result,
             Ended::Failed(ToolError::Failed(message) | ToolError::InvalidArguments(message)) => {
@@ -284,7 +278,7 @@ impl Server {
         let arguments = serde_json::to_value(arguments).map_err(ErrorObject::internal)?;
         let continuation = self.continuation(scope, &p.name, Some(&arguments), p.input_responses, p.request_state)?;
         let cx = self.context(scope, &continuation);
-        match self.run(scope, (entry.handler)(cx.clone(), arguments)).await {
+        match self.run(scope, (entry.handler)(cx.clone(), arguments.clone())).await {
             Ended::Done(result) => self.finish(result, scope),
             Ended::Failed(error) => self.fail(scope, error, &continuation, &cx),
         }
@@ -329,14 +323,7 @@ impl Server {
     }
 
     /// Metrics and the audit record of one tool call.
-    fn account(
-        &self,
-        scope: &Scope,
-        tool: &str,
-        started: std::time::Instant,
-        ended: &Ended<CallToolResult>,
-        arguments: Option<Value>,
-    ) {
+    fn account(&self, scope: &Scope, tool: &str, ended: &Ended<CallToolResult>, arguments: Option<Value>) {
         // The metrics label is static; the audit's outcome is built only
         // when there is an audit stream to write it to.
         let (label, code) = match ended {
@@ -350,7 +337,7 @@ impl Server {
             }
             Ended::Failed(ToolError::Protocol(e)) => ("error", Some(e.code)),
         };
-        let elapsed = started.elapsed();
+        let elapsed = scope.started.elapsed();
         if let Some(entry) = self.inner.tools.get(tool) {
             entry.metrics().record(label, elapsed);
         }
@@ -377,14 +364,14 @@ impl Server {
 
     /// Opens the `requestState` and gathers `inputResponses` of a 2026-07-28
     /// retry. Handshake-era requests carry neither.
-    fn continuation(
+    fn continuation<'a>(
         &self,
-        scope: &Scope,
-        target: &str,
-        arguments: Option<&Value>,
+        scope: &'a Scope,
+        target: &'a str,
+        arguments: Option<&'a Value>,
         input_responses: Option<InputResponses>,
         request_state: Option<String>,
-    ) -> Result<Continuation, ErrorObject> {
+    ) -> Result<Continuation<'a>, ErrorObject> {
         let mut continuation = Continuation {
             binding: None,
             responses: BTreeMap::new(),
@@ -394,10 +381,10 @@ impl Server {
             return Ok(continuation);
         }
         let binding = continuation.binding.insert(LazyBinding {
-            method: scope.method.clone(),
-            target: target.to_owned(),
-            arguments: arguments.cloned(),
-            principal: scope.call.principal.as_ref().map(|p| p.subject.clone()),
+            method: &scope.method,
+            target,
+            arguments,
+            principal: scope.call.principal.as_ref().map(|p| p.subject.as_str()),
             digest: std::sync::OnceLock::new(),
         });
         if let Some(sealed) = request_state {
@@ -413,7 +400,7 @@ impl Server {
         Ok(continuation)
     }
 
-    fn context(&self, scope: &Scope, continuation: &Continuation) -> RequestContext {
+    fn context(&self, scope: &Scope, continuation: &Continuation<'_>) -> RequestContext {
         RequestContext::new(ContextInner {
             id: scope.id.clone(),
             version: scope.version,
@@ -447,7 +434,7 @@ impl Server {
         &self,
         scope: &Scope,
         error: ToolError,
-        continuation: &Continuation,
+        continuation: &Continuation<'_>,
         cx: &RequestContext,
     ) -> Result<Box<RawValue>, ErrorObject> {
         match error {
@@ -478,6 +465,32 @@ impl Server {
     }
 }
 
+/// `tools/call` params. Almost every call sends a name and its arguments
+/// and nothing else: those are taken out of the map as they are; anything
+/// else (MRTR fields, a malformed field) goes through serde and its errors.
+fn call_params(mut params: Map<String, Value>) -> Result<CallToolRequestParams, ErrorObject> {
+    let plain = params.keys().all(|k| k == "name" || k == "arguments")
+        && matches!(params.get("name"), Some(Value::String(_)))
+        && matches!(params.get("arguments"), None | Some(Value::Object(_)));
+    if !plain {
+        return parse(params);
+    }
+    match (params.remove("name"), params.remove("arguments")) {
+        (Some(Value::String(name)), arguments) => Ok(CallToolRequestParams {
+            name,
+            arguments: match arguments {
+                Some(Value::Object(arguments)) => Some(arguments),
+                _ => None,
+            },
+            input_responses: None,
+            request_state: None,
+            task: None,
+            meta: None,
+        }),
+        _ => Err(ErrorObject::internal("tools/call params changed while being read")),
+    }
+}
+
 /// The trace id of a W3C `traceparent` in `_meta` (`00-<trace id>-<span id>-<flags>`).
 pub(crate) fn trace_id(meta: &toolport_protocol::meta::Meta) -> Option<String> {
     let parent = meta.get(toolport_protocol::meta::keys::TRACEPARENT)?.as_str()?;
@@ -495,4 +508,38 @@ fn resource_not_found(version: ProtocolVersion, uri: &str) -> ErrorObject {
         ErrorCode::RESOURCE_NOT_FOUND_LEGACY
     };
     ErrorObject::new(code, format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn plain_call_params_read_as_serde_reads_them() {
+        let cases = [
+            json!({"name": "echo", "arguments": {"message": "hi", "n": [1, 2]}}),
+            json!({"name": "echo"}),
+            json!({"name": "echo", "arguments": {}}),
+            json!({"name": "echo", "requestState": "sealed"}),
+            json!({"name": "echo", "arguments": {"a": 1}, "task": {"ttl": 5}}),
+            json!({"name": 5, "arguments": {}}),
+            json!({"name": "echo", "arguments": [1]}),
+            json!({"arguments": {}}),
+            json!({}),
+        ];
+        for case in cases {
+            let Value::Object(map) = case.clone() else {
+                unreachable!()
+            };
+            let by_serde = parse::<CallToolRequestParams>(map.clone());
+            let fast = call_params(map);
+            match (fast, by_serde) {
+                (Ok(fast), Ok(by_serde)) => assert_eq!(fast, by_serde, "{case}"),
+                (Err(fast), Err(by_serde)) => assert_eq!(fast.message, by_serde.message, "{case}"),
+                (fast, by_serde) => panic!("{case}: {fast:?} against {by_serde:?}"),
+            }
+        }
+    }
 }

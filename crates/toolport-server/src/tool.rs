@@ -48,7 +48,9 @@ use crate::schema::{ArgumentValidator, HeaderParam, header_params, schema_for};
 /// A boxed, sendable future.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
-type ErasedToolFn = Arc<dyn Fn(RequestContext, Value) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
+/// A handler reads its arguments before its future starts, so the call keeps
+/// them (for MRTR's state binding, idempotency, the audit) without a copy.
+type ErasedToolFn = Arc<dyn Fn(RequestContext, &Value) -> BoxFuture<Result<CallToolResult, ToolError>> + Send + Sync>;
 
 /// A tool ready to register: its definition, its compiled argument validator
 /// and its handler.
@@ -88,9 +90,9 @@ impl ToolEntry {
     }
 
     /// Runs the tool: validates the arguments, then calls the handler.
-    pub(crate) async fn call(&self, cx: RequestContext, arguments: Value) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn call(&self, cx: RequestContext, arguments: &Value) -> Result<CallToolResult, ToolError> {
         if let Some(validator) = &self.validator {
-            validator.check(&arguments).map_err(|problems| {
+            validator.check(arguments).map_err(|problems| {
                 ToolError::InvalidArguments(format!("Invalid arguments for tool {}: {problems}", self.tool.name))
             })?;
         }
@@ -201,8 +203,9 @@ impl ToolBuilder {
         let handler = Arc::new(handler);
         ToolEntry::assemble(
             definition,
-            Arc::new(move |cx, args| {
+            Arc::new(move |cx, args: &Value| {
                 let handler = handler.clone();
+                let args = args.clone();
                 Box::pin(async move { handler(cx, args).await })
             }),
         )
@@ -272,8 +275,8 @@ pub struct ArgsOnly;
 #[derive(Debug)]
 pub struct WithContext;
 
-fn parse_args<A: DeserializeOwned>(arguments: Value) -> Result<A, ToolError> {
-    serde_json::from_value(arguments).map_err(|e| ToolError::InvalidArguments(format!("Invalid arguments: {e}")))
+fn parse_args<A: DeserializeOwned>(arguments: &Value) -> Result<A, ToolError> {
+    A::deserialize(arguments).map_err(|e| ToolError::InvalidArguments(format!("Invalid arguments: {e}")))
 }
 
 impl<F, Fut, A, O> ToolHandler<(ArgsOnly, A)> for F
@@ -291,9 +294,10 @@ where
     }
     fn into_erased(self) -> ErasedToolFn {
         let f = Arc::new(self);
-        Arc::new(move |_cx, args| {
+        Arc::new(move |_cx, args: &Value| {
             let f = f.clone();
-            Box::pin(async move { f(parse_args(args)?).await.into_tool_output() })
+            let args = parse_args(args);
+            Box::pin(async move { f(args?).await.into_tool_output() })
         })
     }
 }
@@ -313,9 +317,10 @@ where
     }
     fn into_erased(self) -> ErasedToolFn {
         let f = Arc::new(self);
-        Arc::new(move |cx, args| {
+        Arc::new(move |cx, args: &Value| {
             let f = f.clone();
-            Box::pin(async move { f(cx, parse_args(args)?).await.into_tool_output() })
+            let args = parse_args(args);
+            Box::pin(async move { f(cx, args?).await.into_tool_output() })
         })
     }
 }

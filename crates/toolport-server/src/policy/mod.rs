@@ -216,6 +216,8 @@ pub(crate) struct CallFacts<'a> {
     pub(crate) meta: &'a Meta,
     /// The arguments, when an idempotency key needs their digest.
     pub(crate) arguments: Option<&'a Value>,
+    /// When the request was taken.
+    pub(crate) started: std::time::Instant,
 }
 
 impl Policies {
@@ -323,7 +325,14 @@ impl Policies {
             return outcome;
         }
         let deadline = Duration::from_millis(deadline_ms);
-        let started = tokio::time::Instant::now();
+        // The deadline counts from the request's start, or from the moment
+        // the gates let the call through when they may have made it wait.
+        let waited = _global.is_some() || _tool.is_some() || _principal.is_some();
+        let started = if waited {
+            tokio::time::Instant::now()
+        } else {
+            tokio::time::Instant::from_std(facts.started)
+        };
         let mut call = std::pin::pin!(call);
         // Most calls end on their first poll: only one that waits arms a
         // timer, which costs a lock on the timer wheel per call.

@@ -9,6 +9,7 @@
 //! events are recorded and the client may resume with `Last-Event-ID`.
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue, Response, StatusCode, header};
@@ -201,7 +202,22 @@ pub(crate) async fn answer(
     // first; only then is it known whether the answer is JSON (with the status
     // an error needs) or a stream.
     let stream_wanted = accepts.sse && (state.config.response_mode == ResponseMode::Sse || !accepts.json);
+    // Most handlers finish on their first poll: poll the work alone first,
+    // so the usual request never registers a wait on its empty outbox.
+    let mut finished = match std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await {
+        Poll::Ready(outcome) => Some(outcome),
+        Poll::Pending => None,
+    };
     let first = loop {
+        if let Some(outcome) = finished.take() {
+            if stream_wanted && outcome.is_ok() {
+                // A finished answer, streamed because the client asked for streams.
+                work = Box::pin(std::future::ready(outcome));
+                break None;
+            }
+            drop(guard);
+            return json_answer(id, outcome, &answering, extra_headers);
+        }
         tokio::select! {
             biased;
             message = outbox.recv() => {
@@ -210,15 +226,7 @@ pub(crate) async fn answer(
                 }
                 // A client that takes only JSON cannot see notifications.
             }
-            outcome = &mut work => {
-                if stream_wanted && outcome.is_ok() {
-                    // A finished answer, streamed because the client asked for streams.
-                    work = Box::pin(std::future::ready(outcome));
-                    break None;
-                }
-                drop(guard);
-                return json_answer(id, outcome, &answering, extra_headers);
-            }
+            outcome = &mut work => finished = Some(outcome),
         }
     };
     match answering {

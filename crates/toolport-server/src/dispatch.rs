@@ -406,10 +406,10 @@ impl Server {
                 // The usual case: `_meta` is only the server's identity,
                 // written from its pre-serialized form.
                 None => {
-                    let meta = ServerInfoMeta {
-                        server_info: &self.inner.info_raw,
-                    };
-                    return encode(&WithMeta { result: &result, meta });
+                    return encode(&WithMeta {
+                        result: &result,
+                        meta: &self.inner.info_meta_raw,
+                    });
                 }
                 Some(meta) => {
                     meta.insert(keys::SERVER_INFO.to_owned(), self.inner.info_value.clone());
@@ -426,13 +426,7 @@ struct WithMeta<'a, R> {
     #[serde(flatten)]
     result: &'a R,
     #[serde(rename = "_meta")]
-    meta: ServerInfoMeta<'a>,
-}
-
-#[derive(Serialize)]
-struct ServerInfoMeta<'a> {
-    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
-    server_info: &'a RawValue,
+    meta: &'a RawValue,
 }
 
 /// One request counted in `toolport_requests_in_flight` while it lives.

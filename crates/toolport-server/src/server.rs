@@ -78,8 +78,9 @@ pub(crate) struct ServerInner {
     pub(crate) info: Implementation,
     /// `info` as JSON, put into every 2026-07-28 result's `_meta`.
     pub(crate) info_value: Value,
-    /// The same, serialized once.
-    pub(crate) info_raw: Box<serde_json::value::RawValue>,
+    /// The `_meta` of a 2026-07-28 result that has none of its own
+    /// (`{"io.modelcontextprotocol/serverInfo": info}`), serialized once.
+    pub(crate) info_meta_raw: Box<serde_json::value::RawValue>,
     pub(crate) instructions: Option<String>,
     pub(crate) tools: Registry<ToolEntry>,
     pub(crate) resources: Registry<ResourceEntry>,
@@ -297,7 +298,12 @@ impl ServerBuilder {
         };
         let inner = ServerInner {
             info_value: serde_json::to_value(&self.info).expect("implementation info serializes"),
-            info_raw: serde_json::value::to_raw_value(&self.info).expect("implementation info serializes"),
+            info_meta_raw: serde_json::value::to_raw_value(
+                &[(toolport_protocol::meta::keys::SERVER_INFO, &self.info)]
+                    .into_iter()
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+            )
+            .expect("implementation info serializes"),
             info: self.info,
             instructions: self.instructions,
             tools: Registry::new(events.clone()),

@@ -168,7 +168,12 @@ impl BoundServer {
             let state = state.clone();
             let service = service_fn(move |request| {
                 let state = state.clone();
-                async move { Ok::<_, Infallible>(route(state, request).await) }
+                // Boxed: hyper keeps a connection's in-flight future in one slot,
+                // and a 2 KB future written there per request across many
+                // connections is written to cold cache lines; a heap block the
+                // allocator just freed is warm.
+                let answer = Box::pin(route(state, request));
+                async move { Ok::<_, Infallible>(answer.await) }
             });
             let connection = http1::Builder::new()
                 .max_buf_size(max_head)

@@ -173,12 +173,13 @@ mod tests {
 
     use super::*;
 
-    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
+    /// Runs `check` on the headers `pairs` make, as the endpoint reads them.
+    fn with<T>(pairs: &[(&'static str, &'static str)], check: impl FnOnce(&RequestHeaders<'_>) -> T) -> T {
+        let mut map = HeaderMap::new();
         for (k, v) in pairs {
-            h.append(*k, HeaderValue::from_static(v));
+            map.append(*k, HeaderValue::from_static(v));
         }
-        h
+        check(&RequestHeaders::read(&map))
     }
 
     #[test]
@@ -189,11 +190,7 @@ mod tests {
             &[("host", "localhost:3000"), ("origin", "http://localhost:5173")],
             &[("host", "[::1]:8080"), ("origin", "http://127.0.0.1")],
         ] {
-            assert_eq!(
-                check_origin_and_host(&RequestHeaders::read(&headers(ok)), &config),
-                Ok(()),
-                "{ok:?}"
-            );
+            assert_eq!(with(ok, |h| check_origin_and_host(h, &config)), Ok(()), "{ok:?}");
         }
         for bad in [
             &[("host", "evil.example:8080")][..],
@@ -201,7 +198,7 @@ mod tests {
             &[("host", "127.0.0.1:8080"), ("origin", "null")],
             &[("host", "localhost.evil.example")],
         ] {
-            let err = check_origin_and_host(&RequestHeaders::read(&headers(bad)), &config).unwrap_err();
+            let err = with(bad, |h| check_origin_and_host(h, &config)).unwrap_err();
             assert_eq!(err.status(), StatusCode::FORBIDDEN, "{bad:?}");
         }
         let open = HttpConfig {
@@ -209,10 +206,9 @@ mod tests {
             ..HttpConfig::default()
         };
         assert!(
-            check_origin_and_host(
-                &RequestHeaders::read(&headers(&[("host", "localhost"), ("origin", "https://app.example")])),
-                &open
-            )
+            with(&[("host", "localhost"), ("origin", "https://app.example")], |h| {
+                check_origin_and_host(h, &open)
+            })
             .is_ok()
         );
     }
@@ -222,18 +218,14 @@ mod tests {
         for (value, known) in COMMON_ACCEPTS {
             let text = std::str::from_utf8(value).unwrap();
             assert_eq!(parse_accepts(std::iter::once(text)), *known, "{text}");
-            assert_eq!(
-                accepts(&RequestHeaders::read(&headers(&[("accept", text)]))),
-                *known,
-                "{text}"
-            );
+            assert_eq!(with(&[("accept", text)], accepts), *known, "{text}");
         }
         // Two headers are read together, not as the first alone.
         assert_eq!(
-            accepts(&RequestHeaders::read(&headers(&[
-                ("accept", "application/json"),
-                ("accept", "text/event-stream")
-            ]))),
+            with(
+                &[("accept", "application/json"), ("accept", "text/event-stream")],
+                accepts
+            ),
             Accepts { json: true, sse: true }
         );
     }
@@ -241,38 +233,29 @@ mod tests {
     #[test]
     fn accept_and_content_type_are_read_leniently_but_strictly() {
         assert_eq!(
-            accepts(&RequestHeaders::read(&headers(&[(
-                "accept",
-                "application/json, text/event-stream"
-            )]))),
+            with(&[("accept", "application/json, text/event-stream")], accepts),
             Accepts { json: true, sse: true }
         );
         assert_eq!(
-            accepts(&RequestHeaders::read(&headers(&[(
-                "accept",
-                "text/event-stream;q=0.9"
-            )]))),
+            with(&[("accept", "text/event-stream;q=0.9")], accepts),
             Accepts { json: false, sse: true }
         );
+        assert_eq!(with(&[("accept", "*/*")], accepts), Accepts { json: true, sse: true });
         assert_eq!(
-            accepts(&RequestHeaders::read(&headers(&[("accept", "*/*")]))),
-            Accepts { json: true, sse: true }
-        );
-        assert_eq!(
-            accepts(&RequestHeaders::read(&headers(&[("accept", "text/html")]))),
+            with(&[("accept", "text/html")], accepts),
             Accepts {
                 json: false,
                 sse: false
             }
         );
         assert!(
-            check_content_type(&RequestHeaders::read(&headers(&[(
-                "content-type",
-                "application/json; charset=utf-8"
-            )])))
+            with(
+                &[("content-type", "application/json; charset=utf-8")],
+                check_content_type
+            )
             .is_ok()
         );
-        assert!(check_content_type(&RequestHeaders::read(&headers(&[("content-type", "text/plain")]))).is_err());
-        assert!(check_content_type(&RequestHeaders::read(&headers(&[]))).is_err());
+        assert!(with(&[("content-type", "text/plain")], check_content_type).is_err());
+        assert!(with(&[], check_content_type).is_err());
     }
 }

@@ -271,7 +271,9 @@ pub fn encode_response(id: &RequestId, result: &RawValue) -> Vec<u8> {
     const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
     const RESULT: &[u8] = br#","result":"#;
     let result = result.get().as_bytes();
-    let mut out = Vec::with_capacity(HEAD.len() + 24 + RESULT.len() + result.len() + 1);
+    // Room for any integer id (at most 20 digits and a sign); a long string id grows the buffer.
+    const ID: usize = 24;
+    let mut out = Vec::with_capacity(HEAD.len() + ID + RESULT.len() + result.len() + 1);
     out.extend_from_slice(HEAD);
     // Writing a number or an escaped string into a Vec cannot fail.
     serde_json::to_writer(&mut out, id).expect("a request id always serializes");

@@ -469,25 +469,26 @@ impl Server {
 /// and nothing else: those are taken out of the map as they are; anything
 /// else (MRTR fields, a malformed field) goes through serde and its errors.
 fn call_params(mut params: Map<String, Value>) -> Result<CallToolRequestParams, ErrorObject> {
-    let plain = params.keys().all(|k| k == "name" || k == "arguments")
-        && matches!(params.get("name"), Some(Value::String(_)))
-        && matches!(params.get("arguments"), None | Some(Value::Object(_)));
-    if !plain {
+    if params.keys().any(|k| k != "name" && k != "arguments") {
         return parse(params);
     }
+    let plain = |name, arguments| CallToolRequestParams {
+        name,
+        arguments,
+        input_responses: None,
+        request_state: None,
+        task: None,
+        meta: None,
+    };
     match (params.remove("name"), params.remove("arguments")) {
-        (Some(Value::String(name)), arguments) => Ok(CallToolRequestParams {
-            name,
-            arguments: match arguments {
-                Some(Value::Object(arguments)) => Some(arguments),
-                _ => None,
-            },
-            input_responses: None,
-            request_state: None,
-            task: None,
-            meta: None,
-        }),
-        _ => Err(ErrorObject::internal("tools/call params changed while being read")),
+        (Some(Value::String(name)), None) => Ok(plain(name, None)),
+        (Some(Value::String(name)), Some(Value::Object(arguments))) => Ok(plain(name, Some(arguments))),
+        // A field of the wrong type: put it back for serde to explain.
+        (name, arguments) => {
+            params.extend(name.map(|v| ("name".to_owned(), v)));
+            params.extend(arguments.map(|v| ("arguments".to_owned(), v)));
+            parse(params)
+        }
     }
 }
 

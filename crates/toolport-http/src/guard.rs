@@ -143,7 +143,7 @@ fn parse_accepts<'a>(values: impl Iterator<Item = &'a str>) -> Accepts {
         sse: false,
     };
     for range in values.flat_map(|v| v.split(',')) {
-        let media = range.split(';').next().unwrap_or("").trim();
+        let media = range.split(';').next().unwrap_or("").trim_ascii();
         let is = |name: &str| media.eq_ignore_ascii_case(name);
         if is("application/json") || is("application/*") {
             accepts.json = true;
@@ -159,7 +159,7 @@ fn parse_accepts<'a>(values: impl Iterator<Item = &'a str>) -> Accepts {
 
 pub(crate) fn check_content_type(headers: &RequestHeaders<'_>) -> Result<(), Rejection> {
     let content_type = headers.content_type.and_then(|v| v.to_str().ok()).unwrap_or("");
-    let media = content_type.split(';').next().unwrap_or("").trim();
+    let media = content_type.split(';').next().unwrap_or("").trim_ascii();
     if media.eq_ignore_ascii_case("application/json") {
         Ok(())
     } else {

@@ -90,7 +90,7 @@ fn value<'h>(value: Option<&'h HeaderValue>, name: &HeaderName) -> Result<Option
         None => Ok(None),
         Some(v) => v
             .to_str()
-            .map(|s| Some(s.trim()))
+            .map(|s| Some(s.trim_ascii()))
             .map_err(|_| mismatch(format!("the {} header is not valid ASCII", name.as_str()))),
     }
 }

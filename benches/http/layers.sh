@@ -8,26 +8,28 @@
 # per-pair ratios. Usage: benches/http/layers.sh [seconds] [rounds]
 # With AGAINST=floor, the same alternation compares the echo server (layers
 # off) with the hyper floor instead: the ratio of issue 3's speed target.
+# BINDIR=dir uses the echo_floor and echo_server already built there (for
+# example the PGO builds of benches/http/pgo.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source benches/http/common.sh
 DURATION=${1:-2}
 ROUNDS=${2:-15}
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)"; exit 1; }
-cargo build --release -q -p toolport-http --example echo_server --example echo_floor
+bin=${BINDIR:-target/release/examples}
+[ -n "${BINDIR:-}" ] || cargo build --release -q -p toolport-http --example echo_server --example echo_floor
 OFF_PORT=19011; ON_PORT=19012
 if [ "${AGAINST:-layers}" = floor ]; then
   BASE="floor"; OTHER="toolport"
-  target/release/examples/echo_floor "127.0.0.1:$OFF_PORT" 2>/dev/null & off=$!
-  target/release/examples/echo_server "127.0.0.1:$ON_PORT" off stateless 2>/dev/null & on=$!
+  "$bin/echo_floor" "127.0.0.1:$OFF_PORT" 2>/dev/null & off=$!
+  "$bin/echo_server" "127.0.0.1:$ON_PORT" off stateless 2>/dev/null & on=$!
 else
   BASE="layers off"; OTHER="layers on"
-  target/release/examples/echo_server "127.0.0.1:$OFF_PORT" off stateless 2>/dev/null & off=$!
-  target/release/examples/echo_server "127.0.0.1:$ON_PORT" on stateless 2>/dev/null & on=$!
+  "$bin/echo_server" "127.0.0.1:$OFF_PORT" off stateless 2>/dev/null & off=$!
+  "$bin/echo_server" "127.0.0.1:$ON_PORT" on stateless 2>/dev/null & on=$!
 fi
 trap 'kill $off $on 2>/dev/null; rm -f "${TMPDIR:-/tmp}"/toolport-echo-audit-$on.jsonl' EXIT
-for port in $OFF_PORT $ON_PORT; do
-  for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-done
+for port in $OFF_PORT $ON_PORT; do wait_ready "$port"; done
 rps() { # port concurrency seconds
   MODE=stateless-json wrk -t1 -c"$2" -d"$3s" -s benches/http/call.lua "http://127.0.0.1:$1/mcp" |
     awk '/^RESULT/ { sub("rps=", "", $2); print $2 }'

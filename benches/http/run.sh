@@ -4,25 +4,21 @@
 # (minimal hyper + serde_json echo), at concurrency 1, 16 and 64, with wrk.
 # Each concurrency runs the floor and every Toolport mode back to back, ROUNDS
 # times; the table reports medians. Usage: benches/http/run.sh [seconds] [rounds]
+# BINDIR=dir uses the echo_floor and echo_server already built there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source benches/http/common.sh
 DURATION=${1:-5}
 ROUNDS=${2:-3}
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)"; exit 1; }
-cargo build --release -q -p toolport-http --example echo_floor --example echo_server
+bin=${BINDIR:-target/release/examples}
+[ -n "${BINDIR:-}" ] || cargo build --release -q -p toolport-http --example echo_floor --example echo_server
 FLOOR_PORT=19000; TOOLPORT_PORT=19001
-target/release/examples/echo_floor "127.0.0.1:$FLOOR_PORT" 2>/dev/null & floor=$!
-target/release/examples/echo_server "127.0.0.1:$TOOLPORT_PORT" 2>/dev/null & toolport=$!
+"$bin/echo_floor" "127.0.0.1:$FLOOR_PORT" 2>/dev/null & floor=$!
+"$bin/echo_server" "127.0.0.1:$TOOLPORT_PORT" 2>/dev/null & toolport=$!
 trap 'kill $floor $toolport 2>/dev/null' EXIT
-for port in $FLOOR_PORT $TOOLPORT_PORT; do
-  for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
-done
-session=$(curl -s -D - -o /dev/null -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
-  -d '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wrk","version":"1"}}}' \
-  "http://127.0.0.1:$TOOLPORT_PORT/mcp" | tr -d '\r' | awk -F': ' 'tolower($1)=="mcp-session-id"{print $2}')
-curl -s -o /dev/null -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
-  -H "mcp-session-id: $session" -H 'mcp-protocol-version: 2025-11-25' \
-  -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "http://127.0.0.1:$TOOLPORT_PORT/mcp"
+for port in $FLOOR_PORT $TOOLPORT_PORT; do wait_ready "$port"; done
+session=$(open_session "$TOOLPORT_PORT")
 
 run() { # name port mode concurrency
   local line

@@ -44,7 +44,12 @@ async fn main() -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(&address).await?;
     eprintln!("echo floor at http://{}/mcp", listener.local_addr()?);
     loop {
-        let (stream, _) = listener.accept().await?;
+        // Ends on Ctrl-C with a normal exit, so an instrumented (PGO) build
+        // writes its profile.
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
         stream.set_nodelay(true)?;
         tokio::spawn(async move {
             let _ = http1::Builder::new()

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Profile-guided builds of the floor, the echo server and the `toolport`
+# binary, the way a release is shipped. All are built instrumented; each
+# serves a training load in its own process; all are rebuilt with the merged
+# profile into target/pgo. The floor gets the same treatment, so the ratio
+# stays like for like. Toolport's training is broader than what the
+# benchmarks measure: all three HTTP modes at concurrency 1, 16 and 64, with
+# the policy layers off and on, and `toolport serve --demo` the same way.
+#
+# Usage: benches/http/pgo.sh [seconds per training run], then for example
+#   BINDIR=target/pgo/release/examples AGAINST=floor benches/http/layers.sh 3 15
+#   BINDIR=target/pgo/release/examples benches/http/run.sh 5 3
+# Needs wrk and the toolchain's llvm-profdata (rustup component add llvm-tools).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source benches/http/common.sh
+TRAIN=${1:-3}
+command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)"; exit 1; }
+profdata=$(find "$(rustc --print sysroot)/lib/rustlib" -name llvm-profdata -type f | head -n 1)
+[ -n "$profdata" ] || { echo "llvm-profdata is needed (rustup component add llvm-tools)"; exit 1; }
+profiles=$PWD/target/pgo-profiles
+rm -rf "$profiles"
+mkdir -p "$profiles"
+build() { # target dir, RUSTFLAGS
+  RUSTFLAGS="$2" cargo build --release -q --target-dir "$1" -p toolport-http --example echo_floor --example echo_server
+  RUSTFLAGS="$2" cargo build --release -q --target-dir "$1" -p toolport --bin toolport
+}
+build target/pgo-generate "-Cprofile-generate=$profiles"
+gen=target/pgo-generate/release/examples
+load() { # port mode concurrency [session]
+  MODE=$2 SESSION=${4:-} wrk -t1 -c"$3" -d"${TRAIN}s" -s benches/http/call.lua "http://127.0.0.1:$1/mcp" | grep '^RESULT'
+}
+serve() { # binary port arguments...: starts it instrumented, its pid in $pid
+  local binary=$1 port=$2
+  shift 2
+  LLVM_PROFILE_FILE="$profiles/%p-%m.profraw" "$binary" "127.0.0.1:$port" "$@" 2>/dev/null &
+  pid=$!
+  wait_ready "$port"
+}
+stop() { # pid: Ctrl-C, so the profile is written on the way out
+  kill -INT "$1"
+  wait "$1"
+}
+
+serve "$gen/echo_floor" 19041
+for c in 1 16 64; do echo "floor $(load 19041 stateless-json $c)"; done
+stop "$pid"
+
+every_mode() { # label port
+  local session
+  session=$(open_session "$2")
+  for c in 1 16 64; do
+    for mode in stateless-json stateless-sse legacy-sse; do
+      echo "$1 $mode $(load "$2" $mode $c "$session")"
+    done
+  done
+  stop "$pid"
+}
+for layers in off on; do
+  serve "$gen/echo_server" 19042 "$layers"
+  every_mode "echo server, layers $layers" 19042
+  rm -f "${TMPDIR:-/tmp}/toolport-echo-audit-$pid.jsonl"
+done
+LLVM_PROFILE_FILE="$profiles/%p-%m.profraw" target/pgo-generate/release/toolport serve --demo --bind 127.0.0.1:19043 >/dev/null 2>&1 &
+pid=$!
+wait_ready 19043
+every_mode "toolport serve --demo" 19043
+
+"$profdata" merge -o "$profiles/merged.profdata" "$profiles"/*.profraw
+build target/pgo "-Cprofile-use=$profiles/merged.profdata"
+echo "PGO builds: target/pgo/release/examples/echo_floor, echo_server; target/pgo/release/toolport"

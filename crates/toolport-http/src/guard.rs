@@ -255,6 +255,18 @@ mod tests {
             )
             .is_ok()
         );
+        // Optional whitespace (spaces, tabs) around a media type is not part of it.
+        assert!(
+            with(
+                &[("content-type", "\tapplication/json ; charset=utf-8")],
+                check_content_type
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            with(&[("accept", "application/json,\ttext/event-stream ;q=0.5")], accepts),
+            Accepts { json: true, sse: true }
+        );
         assert!(with(&[("content-type", "text/plain")], check_content_type).is_err());
         assert!(with(&[], check_content_type).is_err());
     }

@@ -30,22 +30,17 @@ gen=target/pgo-generate/release/examples
 load() { # port mode concurrency [session]
   MODE=$2 SESSION=${4:-} wrk -t1 -c"$3" -d"${TRAIN}s" -s benches/http/call.lua "http://127.0.0.1:$1/mcp" | grep '^RESULT'
 }
-serve() { # binary port arguments...: starts it instrumented, its pid in $pid
-  local binary=$1 port=$2
-  shift 2
-  LLVM_PROFILE_FILE="$profiles/%p-%m.profraw" "$binary" "127.0.0.1:$port" "$@" 2>/dev/null &
+serve() { # port command...: starts the command instrumented, its pid in $pid
+  local port=$1
+  shift
+  LLVM_PROFILE_FILE="$profiles/%p-%m.profraw" "$@" >/dev/null 2>&1 &
   pid=$!
   wait_ready "$port"
 }
-stop() { # pid: Ctrl-C, so the profile is written on the way out
-  kill -INT "$1"
-  wait "$1"
+stop() { # Ctrl-C to $pid, so the profile is written on the way out
+  kill -INT "$pid"
+  wait "$pid"
 }
-
-serve "$gen/echo_floor" 19041
-for c in 1 16 64; do echo "floor $(load 19041 stateless-json $c)"; done
-stop "$pid"
-
 every_mode() { # label port
   local session
   session=$(open_session "$2")
@@ -54,18 +49,23 @@ every_mode() { # label port
       echo "$1 $mode $(load "$2" $mode $c "$session")"
     done
   done
-  stop "$pid"
 }
+
+serve 19041 "$gen/echo_floor" 127.0.0.1:19041
+for c in 1 16 64; do echo "floor $(load 19041 stateless-json $c)"; done
+stop
 for layers in off on; do
-  serve "$gen/echo_server" 19042 "$layers"
+  serve 19042 "$gen/echo_server" 127.0.0.1:19042 "$layers"
   every_mode "echo server, layers $layers" 19042
+  stop
   rm -f "${TMPDIR:-/tmp}/toolport-echo-audit-$pid.jsonl"
 done
-LLVM_PROFILE_FILE="$profiles/%p-%m.profraw" target/pgo-generate/release/toolport serve --demo --bind 127.0.0.1:19043 >/dev/null 2>&1 &
-pid=$!
-wait_ready 19043
+serve 19043 target/pgo-generate/release/toolport serve --demo --bind 127.0.0.1:19043
 every_mode "toolport serve --demo" 19043
+stop
 
-"$profdata" merge -o "$profiles/merged.profdata" "$profiles"/*.profraw
+# Only the servers' profiles (named by pid): build scripts run during the
+# instrumented build leave default_*.profraw there too.
+"$profdata" merge -o "$profiles/merged.profdata" "$profiles"/[0-9]*.profraw
 build target/pgo "-Cprofile-use=$profiles/merged.profdata"
 echo "PGO builds: target/pgo/release/examples/echo_floor, echo_server; target/pgo/release/toolport"

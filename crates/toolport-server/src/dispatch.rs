@@ -380,7 +380,10 @@ impl Server {
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("Method not found: {m} does not exist in protocol version 2026-07-28"),
             )),
-            m => Err(ErrorObject::method_not_found(m)),
+            m => match self.inner.extensions.method(m) {
+                Some(handler) => self.call_extension(handler.clone(), &scope, params).await,
+                None => Err(ErrorObject::method_not_found(m)),
+            },
         }
     }
 
@@ -467,7 +470,7 @@ impl MethodMetrics {
         };
         MethodMetrics {
             in_flight: metrics::gauge!("toolport_requests_in_flight"),
-            by_method: KNOWN_METHODS
+            by_method: CORE_METHODS
                 .iter()
                 .chain(["other"].iter())
                 .map(|m| (*m, one(m)))
@@ -483,7 +486,8 @@ impl MethodMetrics {
     }
 }
 
-const KNOWN_METHODS: &[&str] = &[
+/// The methods of the core protocol, in both eras: extensions cannot redefine them.
+pub(crate) const CORE_METHODS: &[&str] = &[
     lifecycle::INITIALIZE,
     lifecycle::PING,
     lifecycle::DISCOVER,
@@ -504,7 +508,7 @@ const KNOWN_METHODS: &[&str] = &[
 /// The method as a metrics label: known methods by name, anything else as
 /// `other`, so a client cannot grow the label set without bound.
 fn known_method(method: &str) -> &'static str {
-    KNOWN_METHODS.iter().copied().find(|m| *m == method).unwrap_or("other")
+    CORE_METHODS.iter().copied().find(|m| *m == method).unwrap_or("other")
 }
 
 /// An error code as a metrics label, without allocating.

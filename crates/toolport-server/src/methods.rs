@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -22,6 +23,7 @@ use crate::completion::MAX_COMPLETIONS;
 use crate::context::{ContextInner, RequestContext};
 use crate::dispatch::{Scope, parse};
 use crate::error::{ResourceError, ToolError};
+use crate::extension::{ExtensionResult, MethodHandler};
 use crate::input::{StateBinding, StatePayload};
 use crate::policy::CallFacts;
 use crate::resource::ResourceRequest;
@@ -415,6 +417,30 @@ impl Server {
             state: continuation.state.clone(),
             meta: scope.meta.clone(),
         })
+    }
+
+    /// An extension method: its handler gets the context a tool gets (no
+    /// MRTR continuation) and runs until it answers or is cancelled.
+    pub(crate) async fn call_extension(
+        &self,
+        handler: Arc<dyn MethodHandler>,
+        scope: &Scope,
+        params: Map<String, Value>,
+    ) -> Result<Box<RawValue>, ErrorObject> {
+        let continuation = Continuation {
+            binding: None,
+            responses: BTreeMap::new(),
+            state: None,
+        };
+        let cx = self.context(scope, &continuation);
+        let work = handler.call(cx, params);
+        tokio::select! {
+            outcome = work => match outcome? {
+                Value::Object(fields) => self.finish(ExtensionResult::from(fields), scope),
+                _ => Err(ErrorObject::internal(format!("the extension method {} answered something other than an object", scope.method))),
+            },
+            _ = scope.call.cancel.cancelled() => Err(ErrorObject::new(ErrorCode::REQUEST_TIMEOUT, "Request cancelled")),
+        }
     }
 
     /// Runs a handler until it ends or the request is cancelled; dropping the

@@ -13,6 +13,7 @@ use toolport_protocol::result::CacheScope;
 
 use crate::audit::AuditLog;
 use crate::events::{self, ServerEvent};
+use crate::extension::{Extension, Extensions};
 use crate::input::StateSealer;
 use crate::policy::{Policies, PolicyConfig};
 use crate::prompt::PromptEntry;
@@ -95,6 +96,8 @@ pub(crate) struct ServerInner {
     pub(crate) policies: Policies,
     /// Where tool calls are recorded, if anywhere.
     pub(crate) audit: Option<AuditLog>,
+    /// Methods and capabilities beyond the core protocol.
+    pub(crate) extensions: Extensions,
     /// Metric handles per method, registered on first use.
     pub(crate) method_metrics: std::sync::OnceLock<crate::dispatch::MethodMetrics>,
 }
@@ -121,6 +124,7 @@ pub struct ServerBuilder {
     state_key: Option<[u8; 32]>,
     policies: PolicyConfig,
     audit: Option<AuditLog>,
+    extensions: Vec<Extension>,
 }
 
 impl Server {
@@ -137,6 +141,7 @@ impl Server {
             state_key: None,
             policies: PolicyConfig::default(),
             audit: None,
+            extensions: Vec::new(),
         }
     }
 
@@ -209,6 +214,7 @@ impl Server {
             }),
             logging: Some(Default::default()),
             completions: Some(Default::default()),
+            extensions: self.inner.extensions.advertised(),
             ..Default::default()
         }
     }
@@ -288,8 +294,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds an extension: its methods are answered in both eras and its
+    /// settings advertised under `capabilities.extensions`.
+    pub fn extension(mut self, extension: Extension) -> Self {
+        self.extensions.push(extension);
+        self
+    }
+
     /// Builds the server, or names the first definition that is invalid.
     pub fn build(self) -> Result<Server, DefinitionError> {
+        let extensions = Extensions::new(self.extensions, crate::dispatch::CORE_METHODS)?;
         let events = events::channel();
         let ttl = self.options.request_state_ttl;
         let sealer = match self.state_key {
@@ -317,6 +331,7 @@ impl ServerBuilder {
             policies: Policies::new(self.policies),
             audit: self.audit,
             method_metrics: std::sync::OnceLock::new(),
+            extensions,
         };
         for t in self.tools {
             inner.tools.insert(t)?;

@@ -16,8 +16,8 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 use toolport_auth::resource::{JwksSource, ResourceServer, ResourceServerConfig};
-use toolport_http::Authenticator;
 use toolport_server::Principal;
+use toolport_server::admission::{Authorizer, TargetKind};
 
 fn keys() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/keys")
@@ -80,21 +80,26 @@ fn bench(c: &mut Criterion) {
         client_id: Some("c".into()),
         scopes: vec!["mcp:tools".into()],
     };
-    let params = json!({"name": "tool_042", "arguments": {}});
     c.bench_function("authorize tools/call", |b| {
         b.iter(|| {
             black_box(
-                rs.authorize(&principal, "tools/call", Some(black_box(&params)))
-                    .is_err(),
+                rs.authorize(
+                    &principal,
+                    "tools/call",
+                    Some((TargetKind::Tool, black_box("tool_042"))),
+                )
+                .is_err(),
             )
         })
     });
-    let tools: Vec<Value> = (0..100)
-        .map(|i| json!({"name": format!("tool_{i:03}"), "description": "A tool.", "inputSchema": {"type": "object"}}))
-        .collect();
-    let list = serde_json::value::to_raw_value(&json!({"tools": tools})).unwrap();
-    c.bench_function("trim a 100-tool list", |b| {
-        b.iter(|| black_box(rs.filter_result(&principal, "tools/list", list.clone())))
+    // Lists are trimmed before they are paginated: one visibility per
+    // request, asked once per entry.
+    let names: Vec<String> = (0..100).map(|i| format!("tool_{i:03}")).collect();
+    c.bench_function("decide the visibility of 100 tools", |b| {
+        b.iter(|| {
+            let visible = rs.visible(&principal);
+            black_box(names.iter().filter(|n| visible((TargetKind::Tool, n))).count())
+        })
     });
 }
 

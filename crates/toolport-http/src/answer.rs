@@ -24,9 +24,8 @@ use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
 use toolport_protocol::{ErrorCode, ErrorObject};
 use toolport_rpc::peer::BoxFuture;
 use toolport_rpc::{PeerChannel, RpcError};
-use toolport_server::{CallContext, Principal, Session};
+use toolport_server::{Admitted, CallContext, Principal, Session};
 
-use crate::auth;
 use crate::body::McpBody;
 use crate::config::ResponseMode;
 use crate::guard::Accepts;
@@ -134,14 +133,14 @@ type Work = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Box<RawVal
 /// Answers one request.
 pub(crate) async fn answer(
     state: &Arc<AppState>,
-    request: Request,
+    admitted: Admitted,
     answering: Answering,
     session: Arc<Session>,
     accepts: Accepts,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
     principal: Option<Principal>,
 ) -> HttpResponse {
-    let id = request.id.clone();
+    let id = admitted.id().clone();
     let cancel = CancellationToken::new();
     let live = match &answering {
         Answering::Handshake(live) => live.clone(),
@@ -177,26 +176,7 @@ pub(crate) async fn answer(
         session_id: live.as_ref().map(|l| l.id.clone()),
     };
     let server = state.server.clone();
-    let stateless = matches!(answering, Answering::Stateless);
-    // Lists are trimmed to what the caller may use; only then does the
-    // request's future carry the extra work.
-    let trim = match (&state.auth, &call.principal) {
-        (Some(auth), Some(principal)) if auth::is_list_method(&request.method) => {
-            Some((auth.clone(), principal.clone(), request.method.clone()))
-        }
-        _ => None,
-    };
-    let mut work: Work = Box::pin(async move {
-        let outcome = if stateless {
-            server.handle_stateless(request, call).await
-        } else {
-            server.handle(request, call).await
-        };
-        match trim {
-            Some((auth, principal, method)) => outcome.map(|result| auth.filter_result(&principal, &method, result)),
-            None => outcome,
-        }
-    });
+    let mut work: Work = Box::pin(async move { server.answer(admitted, call).await });
 
     // Wait for the handler's first message or its answer, whichever comes
     // first; only then is it known whether the answer is JSON (with the status

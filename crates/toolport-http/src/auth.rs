@@ -1,10 +1,11 @@
 //! The hook an authorization layer plugs into (`basic/authorization`).
 //!
 //! The transport knows only this trait: it asks the layer for the documents
-//! it publishes (protected-resource metadata), to authenticate every request
-//! to the MCP endpoint before anything else is done with it, to authorize
-//! each JSON-RPC request, and to trim list results to what the caller may
-//! use. The OAuth 2.1 resource server in `toolport-auth` implements it.
+//! it publishes (protected-resource metadata) and to authenticate every
+//! request to the MCP endpoint before anything else is done with it. What an
+//! authenticated caller may do is the server's question: the layer is also
+//! the server's [`Authorizer`], handed over with each request. The OAuth 2.1
+//! resource server in `toolport-auth` implements both.
 
 use std::fmt;
 use std::future::Future;
@@ -12,9 +13,7 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
-use serde_json::Value;
-use serde_json::value::RawValue;
-use toolport_server::Principal;
+use toolport_server::{Authorizer, Principal};
 
 /// A boxed future, as trait methods return them.
 pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -41,8 +40,9 @@ pub struct Document {
     pub body: Bytes,
 }
 
-/// Authentication and authorization of requests to the MCP endpoint.
-pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
+/// Authentication of requests to the MCP endpoint; authorization through
+/// the [`Authorizer`] it also is.
+pub trait Authenticator: Authorizer + Send + Sync + fmt::Debug + 'static {
     /// The document served at `path` for a GET, if this layer publishes one
     /// there (the RFC 9728 well-known paths). Asked before the path of the
     /// MCP endpoint is matched.
@@ -51,15 +51,6 @@ pub trait Authenticator: Send + Sync + fmt::Debug + 'static {
     /// Establishes who is calling from the request's headers, before its
     /// body is read. A missing or bad credential is a 401 [`Denial`].
     fn authenticate<'a>(&'a self, headers: &'a HeaderMap) -> AuthFuture<'a, Result<Principal, Denial>>;
-
-    /// Whether `principal` may make this JSON-RPC request (a 403 [`Denial`]
-    /// naming the scope it lacks otherwise).
-    fn authorize(&self, principal: &Principal, method: &str, params: Option<&Value>) -> Result<(), Denial>;
-
-    /// Trims the result of a list method (`tools/list`, `prompts/list`,
-    /// `resources/list`, `resources/templates/list`) to the entries the
-    /// principal may use; other results pass through unchanged.
-    fn filter_result(&self, principal: &Principal, method: &str, result: Box<RawValue>) -> Box<RawValue>;
 }
 
 /// The owner a handshake-era session is bound to: the subject and the client
@@ -70,13 +61,5 @@ pub(crate) fn session_owner(principal: &Principal) -> String {
         "{}\u{1f}{}",
         principal.subject,
         principal.client_id.as_deref().unwrap_or_default()
-    )
-}
-
-/// Whether a result of `method` is a list the authenticator may trim.
-pub(crate) fn is_list_method(method: &str) -> bool {
-    matches!(
-        method,
-        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list"
     )
 }

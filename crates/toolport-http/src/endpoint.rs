@@ -7,13 +7,17 @@ use http::{HeaderName, HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
-use toolport_protocol::jsonrpc::{self, ErrorResponse, Frame, Message, Notification, Response as RpcResponse};
+use toolport_protocol::jsonrpc::{
+    self, ErrorResponse, Frame, Message, Notification, RequestId, Response as RpcResponse,
+};
 use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
 use toolport_protocol::{Era, ErrorObject, ProtocolVersion, lifecycle};
-use toolport_server::{Negotiated, Principal, RequestEra, Session, request_era};
+use toolport_server::{
+    Admitted, Authorizer, Negotiated, Principal, Refusal, RequestEra, Session, TransportFacts, request_era,
+};
 
 use crate::answer::{Answering, answer};
-use crate::auth;
+use crate::auth::{self, Denial};
 use crate::guard::{self, Accepts, Rejection};
 use crate::headers::{self, RequestHeaders};
 use crate::live::{AttachError, GET_STREAM, LiveSession, parse_event_id};
@@ -41,7 +45,7 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
     let caller = match &state.auth {
         None => Caller::default(),
         Some(auth) => match auth.authenticate(&parts.headers).await {
-            Ok(principal) => Caller::new(principal),
+            Ok(principal) => Caller::new(principal, auth.clone()),
             Err(denial) => return reply::denied(&denial, None),
         },
     };
@@ -88,27 +92,30 @@ fn operations(state: &AppState, request: &Request<Incoming>) -> HttpResponse {
 pub(crate) struct Caller {
     pub(crate) principal: Option<Principal>,
     owner: Option<String>,
+    /// What the caller may do is the server's question, answered by this.
+    authorizer: Option<Arc<dyn Authorizer>>,
 }
 
 impl Caller {
-    fn new(principal: Principal) -> Self {
+    fn new(principal: Principal, authorizer: Arc<dyn Authorizer>) -> Self {
         Caller {
             owner: Some(auth::session_owner(&principal)),
             principal: Some(principal),
+            authorizer: Some(authorizer),
+        }
+    }
+
+    /// What the transport tells the server about a request besides its body.
+    fn facts<'a>(&'a self, headers: &'a RequestHeaders<'_>) -> TransportFacts<'a> {
+        TransportFacts {
+            headers: Some(headers),
+            principal: self.principal.as_ref(),
+            authorizer: self.authorizer.as_ref(),
         }
     }
 
     fn owner(&self) -> Option<&str> {
         self.owner.as_deref()
-    }
-
-    /// The authorization decision for one JSON-RPC request.
-    fn authorize(&self, state: &AppState, request: &toolport_protocol::Request) -> Result<(), Box<HttpResponse>> {
-        if let (Some(auth), Some(principal)) = (&state.auth, &self.principal) {
-            auth.authorize(principal, &request.method, request.params.as_ref())
-                .map_err(|denial| Box::new(reply::denied(&denial, Some(request.id.clone()))))?;
-        }
-        Ok(())
     }
 }
 
@@ -167,26 +174,20 @@ async fn single(
 ) -> HttpResponse {
     match message {
         Message::Request(request) => {
-            if let Err(response) = caller.authorize(state, &request) {
-                return *response;
-            }
-            let stateless = header_is_stateless(headers)
-                || matches!(
-                    request_era(&request.method, request.params.as_ref()),
-                    RequestEra::Stateless(_)
-                );
-            if stateless {
-                if let Err(error) = check_stateless_request(state, headers, &request) {
-                    let status = reply::stateless_status(error.code);
-                    return reply::error(status, Some(request.id), error);
-                }
-                if request.method == toolport_protocol::subscriptions::LISTEN && !accepts.sse {
+            let id = request.id.clone();
+            let admitted = state.server.admit(request, &caller.facts(headers));
+            let admitted = match admitted {
+                Ok(admitted) => admitted,
+                Err(refusal) => return refused(id, refusal),
+            };
+            if admitted.is_stateless() {
+                if admitted.method() == toolport_protocol::subscriptions::LISTEN && !accepts.sse {
                     let why = "subscriptions/listen answers with a stream: Accept must list text/event-stream";
                     return rejected(&Rejection::NotAcceptable(why));
                 }
                 return answer(
                     state,
-                    request,
+                    admitted,
                     Answering::Stateless,
                     state.no_session.clone(),
                     accepts,
@@ -195,15 +196,15 @@ async fn single(
                 )
                 .await;
             }
-            if request.method == lifecycle::INITIALIZE {
-                return Box::pin(initialize(state, request, caller)).await;
+            if admitted.method() == lifecycle::INITIALIZE {
+                return Box::pin(initialize(state, admitted, caller)).await;
             }
             match handshake_session(state, headers, caller) {
                 Err(response) => *response,
                 Ok((session, live)) => {
                     answer(
                         state,
-                        request,
+                        admitted,
                         Answering::Handshake(live),
                         session,
                         accepts,
@@ -254,37 +255,27 @@ async fn single(
     }
 }
 
-/// The checks of a 2026-07-28 request before it reaches the server, in the
-/// order that gives each failure its own error: required `_meta` fields
-/// (-32602), header and body versions equal (-32020), a supported version
-/// (-32022), the routing headers (-32020).
-fn check_stateless_request(
-    state: &AppState,
-    headers: &RequestHeaders<'_>,
-    request: &toolport_protocol::Request,
-) -> Result<(), ErrorObject> {
-    let params = request.params.as_ref();
-    let version = headers::body_version(params)?;
-    headers::check_stateless(headers, &request.method, params, version)?;
-    if !version
-        .parse::<ProtocolVersion>()
-        .is_ok_and(|v| v.era() == Era::Stateless && state.server.supports(v))
-    {
-        return Err(state.server.unsupported_version(version));
+/// A request the server did not admit: 403 with the challenge when the
+/// caller may not make it; otherwise its error, with the status its era
+/// gives errors.
+fn refused(id: RequestId, refusal: Refusal) -> HttpResponse {
+    match refusal {
+        Refusal::Forbidden(forbidden) => {
+            let denial = Denial {
+                status: StatusCode::FORBIDDEN,
+                challenge: forbidden.challenge,
+                message: forbidden.message,
+            };
+            reply::denied(&denial, Some(id))
+        }
+        Refusal::Invalid { error, era } => {
+            let status = match era {
+                Era::Stateless => reply::stateless_status(error.code),
+                Era::Handshake => StatusCode::OK,
+            };
+            reply::error(status, Some(id), error)
+        }
     }
-    if request.method == toolport_protocol::tools::CALL
-        && let Some(tool) = params
-            .and_then(|p| p.get("name"))
-            .and_then(|n| n.as_str())
-            .and_then(|n| state.server.tools().get(n))
-    {
-        headers::check_params(
-            headers.all,
-            tool.header_params(),
-            params.and_then(|p| p.get("arguments")),
-        )?;
-    }
-    Ok(())
 }
 
 fn is_stateless_notification(notification: &Notification) -> bool {
@@ -314,16 +305,16 @@ fn notify(live: &LiveSession, notification: &Notification) {
 }
 
 /// `initialize`: the session exists only once the handshake succeeded.
-async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request, caller: &Caller) -> HttpResponse {
+async fn initialize(state: &Arc<AppState>, admitted: Admitted, caller: &Caller) -> HttpResponse {
     if state.config.sessions && state.sessions.len() >= state.config.max_sessions {
         let error = ErrorObject::new(
             toolport_protocol::ErrorCode::OVERLOADED,
             "too many sessions; retry later",
         );
-        return reply::error(StatusCode::SERVICE_UNAVAILABLE, Some(request.id), error);
+        return reply::error(StatusCode::SERVICE_UNAVAILABLE, Some(admitted.id().clone()), error);
     }
     let session = Arc::new(Session::new());
-    let id = request.id.clone();
+    let id = admitted.id().clone();
     let call = toolport_server::CallContext {
         session: session.clone(),
         channel: Arc::new(NoChannel),
@@ -331,7 +322,7 @@ async fn initialize(state: &Arc<AppState>, request: toolport_protocol::Request, 
         principal: caller.principal.clone(),
         session_id: None,
     };
-    match state.server.handle(request, call).await {
+    match state.server.answer(admitted, call).await {
         Err(error) => reply::error(StatusCode::OK, Some(id), error),
         Ok(result) => {
             let mut response = reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result }));
@@ -443,12 +434,19 @@ async fn batch(
                 answers.push(Message::Error(ErrorResponse::new(Some(request.id), error)));
             }
             Ok(Message::Request(request)) => {
-                if let Err(response) = caller.authorize(state, &request) {
-                    return *response;
-                }
+                let id = request.id.clone();
+                let admitted = state.server.admit(request, &caller.facts(headers));
+                let admitted = match admitted {
+                    Ok(admitted) => admitted,
+                    Err(Refusal::Invalid { error, .. }) => {
+                        answers.push(Message::Error(ErrorResponse::new(Some(id), error)));
+                        continue;
+                    }
+                    Err(forbidden) => return refused(id, forbidden),
+                };
                 let response = answer(
                     state,
-                    request,
+                    admitted,
                     Answering::Handshake(live.clone()),
                     session.clone(),
                     json_only,

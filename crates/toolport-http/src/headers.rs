@@ -1,16 +1,13 @@
-//! The request headers 2026-07-28 requires to mirror the body
-//! (`basic/transports/streamable-http#standard-headers`): `MCP-Protocol-Version`,
-//! `Mcp-Method`, `Mcp-Name`. A mismatch is 400 with `-32020 HeaderMismatch`.
+//! The request headers the endpoint reads, found in one walk over the map.
+//! The ones 2026-07-28 requires to mirror the body
+//! (`basic/transports/streamable-http#standard-headers`: `MCP-Protocol-Version`,
+//! `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) are handed to the server as
+//! [`RoutingHeaders`]: what they must say depends on the method and the tool.
 
-use std::borrow::Cow;
-
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderName, HeaderValue, header};
-use serde_json::Value;
-use toolport_protocol::meta::keys;
 use toolport_protocol::{ErrorCode, ErrorObject};
-use toolport_server::schema::{HeaderParam, HeaderParamKind};
+use toolport_server::RoutingHeaders;
+use toolport_server::admission::headers as routing;
 
 // Header names as `HeaderName` constants: a lookup by `&str` parses the
 // name again on every request.
@@ -95,20 +92,6 @@ fn value<'h>(value: Option<&'h HeaderValue>, name: &HeaderName) -> Result<Option
     }
 }
 
-/// Decodes the `=?base64?...?=` form used for values that are not plain
-/// ASCII; a plain value is borrowed as it is.
-fn decode(value: &str) -> Result<Cow<'_, str>, ErrorObject> {
-    match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
-        None => Ok(Cow::Borrowed(value)),
-        Some(encoded) => STANDARD
-            .decode(encoded)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .map(Cow::Owned)
-            .ok_or_else(|| mismatch("a =?base64?...?= header value does not decode to UTF-8")),
-    }
-}
-
 fn mismatch(why: impl Into<String>) -> ErrorObject {
     ErrorObject::new(ErrorCode::HEADER_MISMATCH, format!("Header mismatch: {}", why.into()))
 }
@@ -118,178 +101,25 @@ pub(crate) fn protocol_version<'h>(headers: &RequestHeaders<'h>) -> Result<Optio
     value(headers.protocol_version, &PROTOCOL_VERSION)
 }
 
-/// The `io.modelcontextprotocol/protocolVersion` of a request's `_meta`, or
-/// the -32602 error when `_meta` lacks a field 2026-07-28 requires.
-pub(crate) fn body_version(params: Option<&Value>) -> Result<&str, ErrorObject> {
-    let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
-    let version = meta.and_then(|m| m.get(keys::PROTOCOL_VERSION)).and_then(Value::as_str);
-    let capabilities = meta.and_then(|m| m.get(keys::CLIENT_CAPABILITIES));
-    let missing = match (version, capabilities) {
-        (Some(v), Some(_)) => return Ok(v),
-        (None, _) => keys::PROTOCOL_VERSION,
-        (_, None) => keys::CLIENT_CAPABILITIES,
-    };
-    Err(ErrorObject::invalid_params(format!(
-        "_meta is missing {missing} (required by protocol version 2026-07-28)"
-    )))
-}
-
-/// Checks an `Mcp-Param-{Name}` header for each `x-mcp-header` argument: a
-/// value in the body needs its header, equal once decoded (integers compare
-/// as numbers).
-pub(crate) fn check_params(
-    headers: &HeaderMap,
-    params: &[HeaderParam],
-    arguments: Option<&Value>,
-) -> Result<(), ErrorObject> {
-    for param in params {
-        let value = arguments
-            .and_then(|a| param.path.iter().try_fold(a, |v, key| v.get(key)))
-            .filter(|v| !v.is_null());
-        let Some(value) = value else { continue };
-        let header = HeaderName::try_from(format!("mcp-param-{}", param.name.to_ascii_lowercase()))
-            .map_err(|_| mismatch(format!("Mcp-Param-{} is not a valid header name", param.name)))?;
-        let Some(raw) = self::value(headers.get(&header), &header)? else {
-            return Err(mismatch(format!(
-                "Mcp-Param-{} is required: the arguments carry {}",
-                param.name,
-                param.path.join(".")
-            )));
+impl RoutingHeaders for RequestHeaders<'_> {
+    fn get(&self, name: &str) -> Option<&[u8]> {
+        // The three every 2026-07-28 request is checked on were found in
+        // the one walk; the rare `Mcp-Param-*` are looked up.
+        let found = match name {
+            routing::PROTOCOL_VERSION => self.protocol_version,
+            routing::METHOD => self.method,
+            routing::NAME => self.name,
+            _ => self.all.get(name),
         };
-        let decoded = decode(raw)?;
-        let equal = match (param.kind, value) {
-            (HeaderParamKind::String, Value::String(s)) => decoded == s.as_str(),
-            (HeaderParamKind::Integer, Value::Number(n)) => {
-                decoded.parse::<i64>().ok().is_some_and(|h| Some(h) == n.as_i64())
-            }
-            (HeaderParamKind::Boolean, Value::Bool(b)) => decoded == if *b { "true" } else { "false" },
-            _ => false,
-        };
-        if !equal {
-            return Err(mismatch(format!(
-                "Mcp-Param-{} {decoded:?} differs from the argument {}",
-                param.name,
-                param.path.join(".")
-            )));
-        }
+        found.map(HeaderValue::as_bytes)
     }
-    Ok(())
-}
-
-/// Checks a 2026-07-28 request's headers against its body.
-pub(crate) fn check_stateless(
-    headers: &RequestHeaders<'_>,
-    method: &str,
-    params: Option<&Value>,
-    body_version: &str,
-) -> Result<(), ErrorObject> {
-    match value(headers.protocol_version, &PROTOCOL_VERSION)? {
-        None => {
-            return Err(mismatch(
-                "MCP-Protocol-Version is required with protocol version 2026-07-28",
-            ));
-        }
-        Some(v) if v != body_version => {
-            return Err(mismatch(format!(
-                "MCP-Protocol-Version {v:?} differs from _meta protocolVersion {body_version:?}"
-            )));
-        }
-        Some(_) => {}
-    }
-    match value(headers.method, &METHOD)?.map(decode).transpose()? {
-        None => return Err(mismatch("Mcp-Method is required with protocol version 2026-07-28")),
-        Some(m) if m != method => {
-            return Err(mismatch(format!(
-                "Mcp-Method {m:?} differs from the body's method {method:?}"
-            )));
-        }
-        Some(_) => {}
-    }
-    let key = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(key) = key {
-        let expected = params.and_then(|p| p.get(key)).and_then(Value::as_str);
-        match (value(headers.name, &NAME)?.map(decode).transpose()?, expected) {
-            (None, _) => return Err(mismatch(format!("Mcp-Name is required for {method}"))),
-            (Some(name), Some(expected)) if name != expected => {
-                return Err(mismatch(format!(
-                    "Mcp-Name {name:?} differs from the body's {key} {expected:?}"
-                )));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use http::HeaderValue;
-    use serde_json::json;
 
     use super::*;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        for (k, v) in pairs {
-            h.insert(*k, HeaderValue::from_str(v).unwrap());
-        }
-        h
-    }
-
-    #[test]
-    fn param_headers_must_match_the_arguments() {
-        let params = [
-            HeaderParam {
-                name: "Region".into(),
-                path: vec!["region".into()],
-                kind: HeaderParamKind::String,
-            },
-            HeaderParam {
-                name: "N".into(),
-                path: vec!["o".into(), "n".into()],
-                kind: HeaderParamKind::Integer,
-            },
-        ];
-        let args = json!({"region": "Hello", "o": {"n": 42}});
-        let ok = |pairs: &[(&'static str, &str)]| check_params(&headers(pairs), &params, Some(&args));
-        assert_eq!(
-            ok(&[("mcp-param-region", "=?base64?SGVsbG8=?="), ("mcp-param-n", "42")]),
-            Ok(())
-        );
-        assert_eq!(ok(&[("mcp-param-region", "Hello"), ("mcp-param-n", " 42 ")]), Ok(()));
-        for bad in [
-            &[("mcp-param-region", "=?base64?SGVsbG8?="), ("mcp-param-n", "42")][..],
-            &[("mcp-param-region", "=?base64?SGVs!!!bG8=?="), ("mcp-param-n", "42")],
-            &[("mcp-param-region", "Hello")],
-            &[("mcp-param-region", "hello"), ("mcp-param-n", "42")],
-            &[("mcp-param-region", "Hello"), ("mcp-param-n", "42.0")],
-        ] {
-            assert_eq!(ok(bad).unwrap_err().code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
-        }
-        // Literal values that only look like the sentinel are compared as they are.
-        let literal = json!({"region": "=?base64?SGVsbG8="});
-        assert_eq!(
-            check_params(
-                &headers(&[("mcp-param-region", "=?base64?SGVsbG8=")]),
-                &params[..1],
-                Some(&literal)
-            ),
-            Ok(())
-        );
-        // No value in the body: no header needed.
-        assert_eq!(
-            check_params(&headers(&[]), &params, Some(&json!({"region": null}))),
-            Ok(())
-        );
-        assert_eq!(
-            body_version(Some(&json!({}))).unwrap_err().code,
-            ErrorCode::INVALID_PARAMS
-        );
-    }
 
     #[test]
     fn one_walk_finds_what_lookups_find() {
@@ -322,50 +152,22 @@ mod tests {
     }
 
     #[test]
-    fn headers_must_mirror_the_body() {
-        let params = json!({"name": "héllo"});
-        let good = headers(&[
+    fn routing_headers_are_read_as_sent() {
+        let mut map = HeaderMap::new();
+        for (k, v) in [
             ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", " tools/call "),
-            ("mcp-name", "=?base64?aMOpbGxv?="),
-        ]);
-        assert_eq!(
-            check_stateless(&RequestHeaders::read(&good), "tools/call", Some(&params), "2026-07-28"),
-            Ok(())
-        );
-        for bad in [
-            headers(&[("mcp-method", "tools/call"), ("mcp-name", "x")]),
-            headers(&[
-                ("mcp-protocol-version", "2025-11-25"),
-                ("mcp-method", "tools/call"),
-                ("mcp-name", "x"),
-            ]),
-            headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-name", "x")]),
-            headers(&[
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "TOOLS/CALL"),
-                ("mcp-name", "hello"),
-            ]),
-            headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")]),
-            headers(&[
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "tools/call"),
-                ("mcp-name", "other"),
-            ]),
-            headers(&[
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "tools/call"),
-                ("mcp-name", "=?base64?!!?="),
-            ]),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "echo"),
+            ("mcp-param-region", "eu"),
         ] {
-            let err =
-                check_stateless(&RequestHeaders::read(&bad), "tools/call", Some(&params), "2026-07-28").unwrap_err();
-            assert_eq!(err.code, ErrorCode::HEADER_MISMATCH, "{bad:?}");
+            map.append(k, HeaderValue::from_static(v));
         }
-        let list = headers(&[("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")]);
-        assert_eq!(
-            check_stateless(&RequestHeaders::read(&list), "tools/list", None, "2026-07-28"),
-            Ok(())
-        );
+        let found = RequestHeaders::read(&map);
+        let get = |name: &str| RoutingHeaders::get(&found, name);
+        assert_eq!(get("mcp-protocol-version"), Some(&b"2026-07-28"[..]));
+        assert_eq!(get("mcp-method"), Some(&b"tools/call"[..]));
+        assert_eq!(get("mcp-name"), Some(&b"echo"[..]));
+        assert_eq!(get("mcp-param-region"), Some(&b"eu"[..]));
+        assert_eq!(get("mcp-param-other"), None);
     }
 }

@@ -19,12 +19,14 @@ use toolport_protocol::logging::{self, LoggingLevel, SetLevelRequestParams};
 use toolport_protocol::meta::{Meta, RequestMeta, keys};
 use toolport_protocol::progress::ProgressToken;
 use toolport_protocol::resources::{self, ReadResourceRequestParams};
-use toolport_protocol::result::{EmptyResult, McpResult, ResultType};
+use toolport_protocol::result::{CacheScope, EmptyResult, McpResult, ResultType};
 use toolport_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion, completion, prompts, subscriptions, tools};
 use toolport_rpc::PeerChannel;
 use tracing::Instrument;
 
+use crate::admission::{Admitted, TransportFacts, Visibility, is_stateless_only};
 use crate::context::Principal;
+use crate::metrics::{InFlight, MethodMetrics, count_refusal, known_method};
 use crate::server::Server;
 use crate::session::{Negotiated, Session};
 
@@ -55,6 +57,8 @@ pub(crate) struct Scope {
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) meta: Arc<Meta>,
     pub(crate) call: CallContext,
+    /// Who lists are trimmed for, when an authorizer decides.
+    pub(crate) visibility: Option<Visibility>,
     /// When the server took the request: its durations, and a tool's
     /// deadline when no gate made it wait, count from here.
     pub(crate) started: std::time::Instant,
@@ -81,168 +85,85 @@ const HANDSHAKE_ONLY: &[&str] = &[
     resources::UNSUBSCRIBE,
 ];
 
-/// How the era of a request was decided, for transports that must answer
-/// some failures before the request reaches the server (HTTP status codes).
+/// The era of a notification, read from its `_meta` and method. Requests
+/// are read once, by [`Server::admit`]; notifications carry no answer and
+/// only need telling apart.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestEra {
-    /// A 2026-07-28 request with this version string.
+    /// A 2026-07-28 message with this version string.
     Stateless(String),
-    /// A handshake-era request.
+    /// A handshake-era message.
     Handshake,
 }
 
-/// Reads the era of a request from its `_meta` and method.
+/// Reads the era of a notification from its `_meta` and method.
 pub fn request_era(method: &str, params: Option<&Value>) -> RequestEra {
-    let version = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(keys::PROTOCOL_VERSION));
-    match version {
+    let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
+    match meta.and_then(|m| m.get(keys::PROTOCOL_VERSION)) {
         Some(v) => RequestEra::Stateless(v.as_str().unwrap_or_default().to_owned()),
         None if is_stateless_only(method) => RequestEra::Stateless(String::new()),
-        None => {
-            let meta = params.and_then(|p| p.get("_meta")).and_then(Value::as_object);
-            if meta.is_some_and(|m| m.contains_key(keys::CLIENT_CAPABILITIES) || m.contains_key(keys::CLIENT_INFO)) {
-                RequestEra::Stateless(String::new())
-            } else {
-                RequestEra::Handshake
-            }
+        None if meta
+            .is_some_and(|m| m.contains_key(keys::CLIENT_CAPABILITIES) || m.contains_key(keys::CLIENT_INFO)) =>
+        {
+            RequestEra::Stateless(String::new())
         }
+        None => RequestEra::Handshake,
     }
-}
-
-fn is_stateless_only(method: &str) -> bool {
-    matches!(method, lifecycle::DISCOVER | subscriptions::LISTEN)
 }
 
 impl Server {
-    /// Answers one request. Every failure is a JSON-RPC error object; a
-    /// tool's own failure is an `isError` result inside `Ok`.
+    /// Admits and answers one request that came with nothing but its body
+    /// (stdio, in-process callers). Every failure is a JSON-RPC error
+    /// object; a tool's own failure is an `isError` result inside `Ok`.
     pub async fn handle(&self, request: Request, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
-        self.observed(request, call, false).await
+        let admitted = self.admit(request, &TransportFacts::default());
+        match admitted {
+            Ok(admitted) => self.answer(admitted, call).await,
+            Err(refusal) => Err(refusal.error()),
+        }
     }
 
-    /// Answers a request the transport already knows to be of the stateless
-    /// era (HTTP: its `MCP-Protocol-Version` header says 2026-07-28), so a
-    /// missing `_meta` is -32602 rather than a handshake-era request.
-    pub async fn handle_stateless(&self, request: Request, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
-        self.observed(request, call, true).await
-    }
-
-    /// One request inside its tracing span, counted and timed for the metrics.
-    async fn observed(
-        &self,
-        request: Request,
-        call: CallContext,
-        stateless: bool,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let method = known_method(&request.method);
+    /// Answers an admitted request, inside its tracing span, counted and
+    /// timed for the metrics.
+    pub async fn answer(&self, admitted: Admitted, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
+        let method = known_method(&admitted.method);
         let span = tracing::debug_span!(
             "mcp.request",
-            method = %request.method,
-            request_id = %request.id,
+            method = %admitted.method,
+            request_id = %admitted.id,
             session = call.session_id.as_deref().unwrap_or(""),
             tool = tracing::field::Empty,
             trace_id = tracing::field::Empty,
         );
         #[cfg(feature = "otel")]
-        crate::otel::adopt_parent(&span, request.params.as_ref());
-        let started = std::time::Instant::now();
+        crate::otel::adopt_parent(&span, &admitted.meta.other);
+        let started = admitted.started;
         let handles = self.inner.method_metrics.get_or_init(MethodMetrics::all);
         // Counted out however the request ends, also when its future is
         // dropped (a client that closed its connection).
         let _in_flight = InFlight::enter(&handles.in_flight);
-        let outcome = self
-            .handle_in_era(request, call, stateless, started)
-            .instrument(span)
-            .await;
+        let outcome = self.answer_in_era(admitted, call).instrument(span).await;
         let of_method = handles.of(method);
         match &outcome {
             Ok(_) => of_method.ok.increment(1),
-            Err(e) => {
-                metrics::counter!("toolport_requests_total", "method" => method, "outcome" => error_label(e.code))
-                    .increment(1)
-            }
+            Err(e) => count_refusal(method, e),
         }
         of_method.duration.record(started.elapsed().as_secs_f64());
         outcome
     }
 
-    async fn handle_in_era(
-        &self,
-        request: Request,
-        call: CallContext,
-        stateless: bool,
-        started: std::time::Instant,
-    ) -> Result<Box<RawValue>, ErrorObject> {
-        let Request { id, method, params } = request;
-        let mut params = match params {
-            None => Map::new(),
-            Some(Value::Object(map)) => map,
-            Some(_) => return Err(ErrorObject::invalid_params("params must be an object")),
-        };
-        let meta: RequestMeta = match params.remove("_meta") {
-            None => RequestMeta::default(),
-            Some(meta) => RequestMeta::from_value(meta).map_err(ErrorObject::invalid_params)?,
-        };
-        let scope = if stateless || meta.is_stateless() || is_stateless_only(&method) {
-            self.stateless_scope(id, method, meta, call, started)?
-        } else {
-            match self.handshake_scope(id, method, &params, meta, call, started)? {
+    async fn answer_in_era(&self, mut admitted: Admitted, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
+        let params = std::mem::take(&mut admitted.params);
+        let scope = match admitted.stateless {
+            Some(version) => stateless_scope(admitted, version, call),
+            None => match self.handshake_scope(admitted, &params, call)? {
                 Routed::Answered(result) => return Ok(result),
                 Routed::Scope(scope) => *scope,
-            }
+            },
         };
         // One await, whichever the era: keeps this future (and every
         // request's allocation) small.
         self.route(scope, params).await
-    }
-
-    fn stateless_scope(
-        &self,
-        id: RequestId,
-        method: String,
-        meta: RequestMeta,
-        call: CallContext,
-        started: std::time::Instant,
-    ) -> Result<Scope, ErrorObject> {
-        let RequestMeta {
-            progress_token,
-            protocol_version,
-            client_capabilities,
-            client_info,
-            log_level,
-            other,
-        } = meta;
-        let Some(requested) = protocol_version else {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta is missing {} (required by protocol version 2026-07-28); handshake-era clients send `initialize` first",
-                keys::PROTOCOL_VERSION
-            )));
-        };
-        let version = requested
-            .parse::<ProtocolVersion>()
-            .ok()
-            .filter(|v| v.era() == Era::Stateless && self.supports(*v))
-            .ok_or_else(|| self.unsupported_version(&requested))?;
-        let Some(client_capabilities) = client_capabilities else {
-            return Err(ErrorObject::invalid_params(format!(
-                "_meta is missing {} (required by protocol version 2026-07-28)",
-                keys::CLIENT_CAPABILITIES
-            )));
-        };
-        Ok(Scope {
-            id,
-            method,
-            version,
-            client_capabilities: Arc::new(client_capabilities),
-            client_info: client_info.map(Arc::new),
-            progress_token,
-            // 2026-07-28: no log messages unless this request asked for them.
-            log_level,
-            meta: Arc::new(other),
-            call,
-            started,
-        })
     }
 
     /// The -32022 error for a version this server does not serve statelessly.
@@ -265,13 +186,18 @@ impl Server {
     /// or turned into a scope for the methods both eras share.
     fn handshake_scope(
         &self,
-        id: RequestId,
-        method: String,
+        admitted: Admitted,
         params: &Map<String, Value>,
-        meta: RequestMeta,
         call: CallContext,
-        started: std::time::Instant,
     ) -> Result<Routed, ErrorObject> {
+        let Admitted {
+            id,
+            method,
+            meta,
+            visibility,
+            started,
+            ..
+        } = admitted;
         match method.as_str() {
             lifecycle::INITIALIZE => return self.initialize(params.clone(), &call.session).map(Routed::Answered),
             lifecycle::PING => return encode(&EmptyResult::default()).map(Routed::Answered),
@@ -311,6 +237,7 @@ impl Server {
             log_level: Some(call.session.log_level().unwrap_or(LoggingLevel::Debug)),
             meta: Arc::new(meta.other),
             call,
+            visibility,
             started,
         };
         Ok(Routed::Scope(Box::new(scope)))
@@ -404,6 +331,11 @@ impl Server {
             if let Some((ttl, cache_scope)) = result.cache_hints_mut() {
                 ttl.get_or_insert(hints.ttl_ms);
                 cache_scope.get_or_insert(hints.scope);
+                // What a caller may see depends on who it is: a shared cache
+                // must not hand one caller's list to another.
+                if scope.visibility.is_some() && is_list(&scope.method) {
+                    *cache_scope = Some(CacheScope::Private);
+                }
             }
             match result.meta_mut() {
                 // The usual case: `_meta` is only the server's identity,
@@ -423,6 +355,14 @@ impl Server {
     }
 }
 
+/// Whether `method` answers with a list an authorizer trims.
+fn is_list(method: &str) -> bool {
+    matches!(
+        method,
+        tools::LIST | prompts::LIST | resources::LIST | resources::TEMPLATES_LIST
+    )
+}
+
 /// A result and the `_meta` it lacks, serialized as one object.
 #[derive(Serialize)]
 struct WithMeta<'a, R> {
@@ -432,100 +372,38 @@ struct WithMeta<'a, R> {
     meta: &'a RawValue,
 }
 
-/// One request counted in `toolport_requests_in_flight` while it lives.
-struct InFlight<'a>(&'a metrics::Gauge);
-
-impl<'a> InFlight<'a> {
-    fn enter(gauge: &'a metrics::Gauge) -> Self {
-        gauge.increment(1.0);
-        InFlight(gauge)
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.decrement(1.0);
-    }
-}
-
-/// The metric handles of every method, registered once: a request then
-/// neither builds labels nor looks them up (errors, rarer, still do).
-#[derive(Debug)]
-pub(crate) struct MethodMetrics {
-    in_flight: metrics::Gauge,
-    by_method: Vec<(&'static str, OneMethod)>,
-}
-
-#[derive(Debug)]
-struct OneMethod {
-    ok: metrics::Counter,
-    duration: metrics::Histogram,
-}
-
-impl MethodMetrics {
-    fn all() -> Self {
-        let one = |method: &'static str| OneMethod {
-            ok: metrics::counter!("toolport_requests_total", "method" => method, "outcome" => "ok"),
-            duration: metrics::histogram!("toolport_request_duration_seconds", "method" => method),
-        };
-        MethodMetrics {
-            in_flight: metrics::gauge!("toolport_requests_in_flight"),
-            by_method: CORE_METHODS
-                .iter()
-                .chain(["other"].iter())
-                .map(|m| (*m, one(m)))
-                .collect(),
-        }
-    }
-
-    fn of(&self, method: &str) -> &OneMethod {
-        let found = self.by_method.iter().find(|(m, _)| *m == method);
-        &found
-            .unwrap_or_else(|| self.by_method.last().expect("other is always there"))
-            .1
-    }
-}
-
-/// The methods of the core protocol, in both eras: extensions cannot redefine them.
-pub(crate) const CORE_METHODS: &[&str] = &[
-    lifecycle::INITIALIZE,
-    lifecycle::PING,
-    lifecycle::DISCOVER,
-    logging::SET_LEVEL,
-    tools::LIST,
-    tools::CALL,
-    resources::LIST,
-    resources::TEMPLATES_LIST,
-    resources::READ,
-    resources::SUBSCRIBE,
-    resources::UNSUBSCRIBE,
-    prompts::LIST,
-    prompts::GET,
-    completion::COMPLETE,
-    subscriptions::LISTEN,
-];
-
-/// The method as a metrics label: known methods by name, anything else as
-/// `other`, so a client cannot grow the label set without bound.
-fn known_method(method: &str) -> &'static str {
-    CORE_METHODS.iter().copied().find(|m| *m == method).unwrap_or("other")
-}
-
-/// An error code as a metrics label, without allocating.
-fn error_label(code: ErrorCode) -> &'static str {
-    match code.0 {
-        -32700 => "-32700",
-        -32600 => "-32600",
-        -32601 => "-32601",
-        -32602 => "-32602",
-        -32603 => "-32603",
-        -32001 => "-32001",
-        -32002 => "-32002",
-        -32010 => "-32010",
-        -32020 => "-32020",
-        -32021 => "-32021",
-        -32022 => "-32022",
-        _ => "other",
+/// The scope of an admitted 2026-07-28 request: everything was checked
+/// when it was admitted.
+fn stateless_scope(admitted: Admitted, version: ProtocolVersion, call: CallContext) -> Scope {
+    let Admitted {
+        id,
+        method,
+        meta,
+        visibility,
+        started,
+        ..
+    } = admitted;
+    let RequestMeta {
+        progress_token,
+        client_capabilities,
+        client_info,
+        log_level,
+        other,
+        ..
+    } = meta;
+    Scope {
+        id,
+        method,
+        version,
+        client_capabilities: Arc::new(client_capabilities.unwrap_or_default()),
+        client_info: client_info.map(Arc::new),
+        progress_token,
+        // 2026-07-28: no log messages unless this request asked for them.
+        log_level,
+        meta: Arc::new(other),
+        call,
+        visibility,
+        started,
     }
 }
 

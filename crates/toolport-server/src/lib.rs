@@ -28,6 +28,7 @@
 //! }
 //! ```
 
+pub mod admission;
 pub mod audit;
 pub mod completion;
 mod context;
@@ -38,6 +39,7 @@ mod extension;
 mod input;
 mod listen;
 mod methods;
+mod metrics;
 #[cfg(feature = "otel")]
 mod otel;
 pub mod policy;
@@ -51,6 +53,7 @@ mod session;
 mod tool;
 pub mod uri_template;
 
+pub use admission::{Admitted, Authorizer, Forbidden, Refusal, RoutingHeaders, TransportFacts};
 pub use context::{INPUT_TIMEOUT, Principal, RequestContext};
 pub use dispatch::{CallContext, RequestEra, request_era};
 pub use error::{ResourceError, ToolError};

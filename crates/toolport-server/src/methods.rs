@@ -18,6 +18,7 @@ use toolport_protocol::result::ResultType;
 use toolport_protocol::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams};
 use toolport_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 
+use crate::admission::TargetKind;
 use crate::audit::{AuditRecord, now_rfc3339};
 use crate::completion::MAX_COMPLETIONS;
 use crate::context::{ContextInner, RequestContext};
@@ -63,10 +64,11 @@ enum Ended<T> {
 impl Server {
     pub(crate) fn list_tools(&self, scope: &Scope, params: Map<String, Value>) -> Result<Box<RawValue>, ErrorObject> {
         let p: PaginatedRequestParams = parse(params)?;
-        let (page, next_cursor) = self
-            .inner
-            .tools
-            .page(p.cursor.as_deref(), self.inner.options.page_size)?;
+        let (page, next_cursor) = self.inner.tools.page(
+            p.cursor.as_deref(),
+            self.inner.options.page_size,
+            visible(scope, TargetKind::Tool),
+        )?;
         let structured = scope.version.has_structured_output();
         let tools = page
             .iter()
@@ -148,10 +150,11 @@ impl Server {
         params: Map<String, Value>,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let p: PaginatedRequestParams = parse(params)?;
-        let (page, next_cursor) = self
-            .inner
-            .resources
-            .page(p.cursor.as_deref(), self.inner.options.page_size)?;
+        let (page, next_cursor) = self.inner.resources.page(
+            p.cursor.as_deref(),
+            self.inner.options.page_size,
+            visible(scope, TargetKind::Resource),
+        )?;
         let resources = page.iter().map(|e| e.resource.clone()).collect();
         self.finish(
             ListResourcesResult {
@@ -169,10 +172,11 @@ impl Server {
         params: Map<String, Value>,
     ) -> Result<Box<RawValue>, ErrorObject> {
         let p: PaginatedRequestParams = parse(params)?;
-        let (page, next_cursor) = self
-            .inner
-            .templates
-            .page(p.cursor.as_deref(), self.inner.options.page_size)?;
+        let (page, next_cursor) = self.inner.templates.page(
+            p.cursor.as_deref(),
+            self.inner.options.page_size,
+            visible(scope, TargetKind::Resource),
+        )?;
         let resource_templates = page.iter().map(|e| e.template.clone()).collect();
         self.finish(
             ListResourceTemplatesResult {
@@ -239,10 +243,11 @@ impl Server {
 
     pub(crate) fn list_prompts(&self, scope: &Scope, params: Map<String, Value>) -> Result<Box<RawValue>, ErrorObject> {
         let p: PaginatedRequestParams = parse(params)?;
-        let (page, next_cursor) = self
-            .inner
-            .prompts
-            .page(p.cursor.as_deref(), self.inner.options.page_size)?;
+        let (page, next_cursor) = self.inner.prompts.page(
+            p.cursor.as_deref(),
+            self.inner.options.page_size,
+            visible(scope, TargetKind::Prompt),
+        )?;
         let prompts = page.iter().map(|e| e.prompt.clone()).collect();
         self.finish(
             ListPromptsResult {
@@ -489,6 +494,13 @@ impl Server {
             ToolError::Failed(message) | ToolError::InvalidArguments(message) => Err(ErrorObject::internal(message)),
         }
     }
+}
+
+/// Which entries of a list the caller may see: all of them unless an
+/// authorizer decides.
+fn visible(scope: &Scope, kind: TargetKind) -> impl Fn(&str) -> bool + '_ {
+    let decide = scope.visibility.as_ref().map(|v| v.authorizer.visible(&v.principal));
+    move |key| decide.as_ref().is_none_or(|may_see| may_see((kind, key)))
 }
 
 /// `tools/call` params. Almost every call sends a name and its arguments

@@ -7,17 +7,13 @@ use std::collections::HashMap;
 
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use serde_json::Value;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use toolport_protocol::meta::keys;
 
 /// Makes the caller's span (from `params._meta`) the parent of `span`.
 /// Without a valid `traceparent` nothing changes: the span starts a trace.
-pub(crate) fn adopt_parent(span: &tracing::Span, params: Option<&Value>) {
-    let Some(meta) = params.and_then(|p| p.get("_meta")) else {
-        return;
-    };
+pub(crate) fn adopt_parent(span: &tracing::Span, meta: &toolport_protocol::meta::Meta) {
     let carrier: HashMap<String, String> = [keys::TRACEPARENT, "tracestate"]
         .into_iter()
         .filter_map(|key| Some((key.to_owned(), meta.get(key)?.as_str()?.to_owned())))

@@ -159,15 +159,23 @@ impl<T: Entry> Registry<T> {
     }
 
     /// One page of entries after `cursor`, and the cursor of the next page.
-    pub(crate) fn page(&self, cursor: Option<&str>, size: usize) -> Result<(Vec<Arc<T>>, Option<String>), ErrorObject> {
+    pub(crate) fn page(
+        &self,
+        cursor: Option<&str>,
+        size: usize,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<(Vec<Arc<T>>, Option<String>), ErrorObject> {
         let after = cursor.map(decode_cursor).transpose()?;
         let entries = self.read();
-        let mut iter: Box<dyn Iterator<Item = (&String, &Arc<T>)>> = match &after {
+        let iter: Box<dyn Iterator<Item = (&String, &Arc<T>)>> = match &after {
             Some(key) => {
                 Box::new(entries.range::<String, _>((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)))
             }
             None => Box::new(entries.iter()),
         };
+        // Entries the caller may not see are skipped before the page is
+        // cut, so every page but the last is full.
+        let mut iter = iter.filter(|(key, _)| keep(key));
         let page: Vec<(&String, &Arc<T>)> = iter.by_ref().take(size).collect();
         let next = match (page.last(), iter.next()) {
             (Some((last, _)), Some(_)) => Some(encode_cursor(last)),

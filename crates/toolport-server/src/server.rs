@@ -99,7 +99,7 @@ pub(crate) struct ServerInner {
     /// Methods and capabilities beyond the core protocol.
     pub(crate) extensions: Extensions,
     /// Metric handles per method, registered on first use.
-    pub(crate) method_metrics: std::sync::OnceLock<crate::dispatch::MethodMetrics>,
+    pub(crate) method_metrics: std::sync::OnceLock<crate::metrics::MethodMetrics>,
 }
 
 impl fmt::Debug for Server {
@@ -303,7 +303,7 @@ impl ServerBuilder {
 
     /// Builds the server, or names the first definition that is invalid.
     pub fn build(self) -> Result<Server, DefinitionError> {
-        let extensions = Extensions::new(self.extensions, crate::dispatch::CORE_METHODS)?;
+        let extensions = Extensions::new(self.extensions, crate::metrics::CORE_METHODS)?;
         let events = events::channel();
         let ttl = self.options.request_state_ttl;
         let sealer = match self.state_key {

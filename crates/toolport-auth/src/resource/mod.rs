@@ -34,10 +34,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode, header};
-use serde_json::Value;
-use serde_json::value::RawValue;
 use toolport_http::auth::{AuthFuture, Authenticator, Denial, Document};
 use toolport_server::Principal;
+use toolport_server::admission::{Authorizer, Forbidden, Target, TargetKind};
 
 pub use crate::uri::WELL_KNOWN;
 pub use config::{DEFAULT_ALGORITHMS, IntrospectionConfig, JwksSource, ResourceServerConfig};
@@ -45,7 +44,7 @@ pub use token::TokenError;
 
 use crate::http::{HttpClient, HyperClient};
 use jwks::JwksCache;
-use scopes::{ScopePolicy, Target, target_of};
+use scopes::ScopePolicy;
 use verified::VerifiedTokens;
 
 /// Why a configuration cannot be used.
@@ -182,10 +181,6 @@ impl ResourceServer {
             },
         }
     }
-
-    fn allowed(&self, effective: &std::collections::BTreeSet<String>, target: Target, name: &str) -> bool {
-        self.policy.missing(effective, Some((target, name))).is_none()
-    }
 }
 
 /// The bearer token of a request: `Ok(None)` without one; `Err` for a
@@ -256,10 +251,11 @@ impl Authenticator for ResourceServer {
             }
         })
     }
+}
 
-    fn authorize(&self, principal: &Principal, method: &str, params: Option<&Value>) -> Result<(), Denial> {
+impl Authorizer for ResourceServer {
+    fn authorize(&self, principal: &Principal, method: &str, target: Option<Target<'_>>) -> Result<(), Forbidden> {
         let effective = self.policy.effective(&principal.scopes);
-        let target = target_of(method, params);
         let Some(needed) = self.policy.missing(&effective, target) else {
             // Who used which tool, resource or prompt: the audit trail.
             if let Some((_, name)) = target {
@@ -277,9 +273,9 @@ impl Authenticator for ResourceServer {
         };
         let scope = needed.join(" ");
         let what = match target {
-            Some((Target::Tool, name)) => format!("the tool {name:?}"),
-            Some((Target::Resource, uri)) => format!("the resource {uri:?}"),
-            Some((Target::Prompt, name)) => format!("the prompt {name:?}"),
+            Some((TargetKind::Tool, name)) => format!("the tool {name:?}"),
+            Some((TargetKind::Resource, uri)) => format!("the resource {uri:?}"),
+            Some((TargetKind::Prompt, name)) => format!("the prompt {name:?}"),
             None => method.to_owned(),
         };
         let description = format!("{what} needs the scope(s) {scope}");
@@ -293,8 +289,7 @@ impl Authenticator for ResourceServer {
             outcome = "insufficient_scope",
             "request refused"
         );
-        Err(Denial {
-            status: StatusCode::FORBIDDEN,
+        Err(Forbidden {
             challenge: Some(metadata::challenge(&[
                 ("error", "insufficient_scope"),
                 ("scope", &scope),
@@ -305,38 +300,9 @@ impl Authenticator for ResourceServer {
         })
     }
 
-    fn filter_result(&self, principal: &Principal, method: &str, result: Box<RawValue>) -> Box<RawValue> {
-        let (field, key, target) = match method {
-            "tools/list" => ("tools", "name", Target::Tool),
-            "prompts/list" => ("prompts", "name", Target::Prompt),
-            "resources/list" => ("resources", "uri", Target::Resource),
-            "resources/templates/list" => ("resourceTemplates", "uriTemplate", Target::Resource),
-            _ => return result,
-        };
-        let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else {
-            return result;
-        };
-        // What a caller may see depends on who it is: a shared cache must
-        // not hand one caller's list to another (2026-07-28 cache hints).
-        let mut changed = false;
-        if value.get("cacheScope").and_then(Value::as_str) == Some("public") {
-            value["cacheScope"] = Value::String("private".into());
-            changed = true;
-        }
-        if let Some(items) = value.get_mut(field).and_then(Value::as_array_mut) {
-            let effective = self.policy.effective(&principal.scopes);
-            let before = items.len();
-            items.retain(|item| {
-                item.get(key)
-                    .and_then(Value::as_str)
-                    .is_some_and(|name| self.allowed(&effective, target, name))
-            });
-            changed |= items.len() != before;
-        }
-        if !changed {
-            return result;
-        }
-        serde_json::value::to_raw_value(&value).unwrap_or(result)
+    fn visible<'a>(&'a self, principal: &'a Principal) -> Box<dyn Fn(Target<'_>) -> bool + Send + Sync + 'a> {
+        let effective = self.policy.effective(&principal.scopes);
+        Box::new(move |target| self.policy.missing(&effective, Some(target)).is_none())
     }
 }
 

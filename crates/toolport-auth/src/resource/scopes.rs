@@ -3,17 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use toolport_server::admission::{Target, TargetKind};
 
 use super::config::ResourceServerConfig;
-
-/// The kinds of things scopes guard.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Target {
-    Tool,
-    Resource,
-    Prompt,
-}
 
 /// The scopes each operation needs.
 #[derive(Debug, Clone)]
@@ -53,11 +45,11 @@ impl ScopePolicy {
     }
 
     /// The scopes using `name` needs (besides the ones every request needs).
-    pub(crate) fn needed(&self, target: Target, name: &str) -> &[String] {
+    pub(crate) fn needed(&self, target: TargetKind, name: &str) -> &[String] {
         let found = match target {
-            Target::Tool => self.tools.get(name),
-            Target::Prompt => self.prompts.get(name),
-            Target::Resource => self.resources.get(name).or_else(|| {
+            TargetKind::Tool => self.tools.get(name),
+            TargetKind::Prompt => self.prompts.get(name),
+            TargetKind::Resource => self.resources.get(name).or_else(|| {
                 // The longest matching prefix pattern wins.
                 self.resources
                     .iter()
@@ -72,7 +64,7 @@ impl ScopePolicy {
 
     /// The scopes an operation needs in all, when `effective` lacks any of
     /// them: `None` means allowed.
-    pub(crate) fn missing(&self, effective: &BTreeSet<String>, target: Option<(Target, &str)>) -> Option<Vec<String>> {
+    pub(crate) fn missing(&self, effective: &BTreeSet<String>, target: Option<Target<'_>>) -> Option<Vec<String>> {
         let mut needed: Vec<String> = self.required.clone();
         if let Some((kind, name)) = target {
             for s in self.needed(kind, name) {
@@ -86,31 +78,8 @@ impl ScopePolicy {
     }
 }
 
-/// What a JSON-RPC request touches, for the scope check.
-pub(crate) fn target_of<'a>(method: &str, params: Option<&'a Value>) -> Option<(Target, &'a str)> {
-    let str_param = |key: &str| params.and_then(|p| p.get(key)).and_then(Value::as_str);
-    match method {
-        "tools/call" => Some((Target::Tool, str_param("name").unwrap_or(""))),
-        "prompts/get" => Some((Target::Prompt, str_param("name").unwrap_or(""))),
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            Some((Target::Resource, str_param("uri").unwrap_or("")))
-        }
-        "completion/complete" => {
-            let reference = params.and_then(|p| p.get("ref"))?;
-            match reference.get("type").and_then(Value::as_str)? {
-                "ref/prompt" => Some((Target::Prompt, reference.get("name").and_then(Value::as_str)?)),
-                "ref/resource" => Some((Target::Resource, reference.get("uri").and_then(Value::as_str)?)),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
     use crate::resource::config::{JwksSource, ResourceServerConfig};
 
@@ -143,20 +112,20 @@ mod tests {
         let p = policy();
         let user = p.effective(&granted(&["mcp"]));
         assert_eq!(
-            p.missing(&user, Some((Target::Tool, "delete"))),
+            p.missing(&user, Some((TargetKind::Tool, "delete"))),
             Some(granted(&["mcp", "files:write"])),
             "the challenge names every scope the operation needs"
         );
-        assert_eq!(p.missing(&user, Some((Target::Tool, "echo"))), None);
+        assert_eq!(p.missing(&user, Some((TargetKind::Tool, "echo"))), None);
         let admin = p.effective(&granted(&["mcp", "admin"]));
         assert!(admin.contains("files:read"), "implied transitively");
-        assert_eq!(p.missing(&admin, Some((Target::Tool, "delete"))), None);
+        assert_eq!(p.missing(&admin, Some((TargetKind::Tool, "delete"))), None);
         assert_eq!(
-            p.missing(&user, Some((Target::Resource, "file:///secret/keys"))),
+            p.missing(&user, Some((TargetKind::Resource, "file:///secret/keys"))),
             Some(granted(&["mcp", "files:secret"]))
         );
         assert_eq!(
-            p.missing(&user, Some((Target::Resource, "file:///secret/public.txt"))),
+            p.missing(&user, Some((TargetKind::Resource, "file:///secret/public.txt"))),
             None
         );
         assert_eq!(
@@ -164,30 +133,5 @@ mod tests {
             Some(granted(&["mcp"])),
             "every request needs the required scopes"
         );
-    }
-
-    #[test]
-    fn requests_name_their_targets() {
-        assert_eq!(
-            target_of("tools/call", Some(&json!({"name": "delete"}))),
-            Some((Target::Tool, "delete"))
-        );
-        assert_eq!(
-            target_of("resources/read", Some(&json!({"uri": "file:///a"}))),
-            Some((Target::Resource, "file:///a"))
-        );
-        assert_eq!(
-            target_of(
-                "completion/complete",
-                Some(&json!({"ref": {"type": "ref/prompt", "name": "p"}}))
-            ),
-            Some((Target::Prompt, "p"))
-        );
-        assert_eq!(
-            target_of("tools/call", None),
-            Some((Target::Tool, "")),
-            "a call without a name still gets the default scopes checked"
-        );
-        assert_eq!(target_of("tools/list", None), None);
     }
 }

@@ -59,7 +59,7 @@ impl Client {
             session_id: None,
         };
         let request = Request::new(1, method, Some(params));
-        match self.server.handle_stateless(request, call).await {
+        match self.server.handle(request, call).await {
             Ok(raw) => Ok(serde_json::from_str(raw.get()).unwrap()),
             Err(error) => Err(serde_json::to_value(error).unwrap()),
         }

@@ -1,0 +1,109 @@
+//! Request metrics: how many requests each method answered, how, and how
+//! long they took, with every handle registered once.
+
+use toolport_protocol::{
+    ErrorCode, ErrorObject, completion, lifecycle, logging, prompts, resources, subscriptions, tools,
+};
+
+/// One request counted in `toolport_requests_in_flight` while it lives.
+pub(crate) struct InFlight<'a>(&'a metrics::Gauge);
+
+impl<'a> InFlight<'a> {
+    pub(crate) fn enter(gauge: &'a metrics::Gauge) -> Self {
+        gauge.increment(1.0);
+        InFlight(gauge)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.decrement(1.0);
+    }
+}
+
+/// The metric handles of every method, registered once: a request then
+/// neither builds labels nor looks them up (errors, rarer, still do).
+#[derive(Debug)]
+pub(crate) struct MethodMetrics {
+    pub(crate) in_flight: metrics::Gauge,
+    by_method: Vec<(&'static str, OneMethod)>,
+}
+
+#[derive(Debug)]
+pub(crate) struct OneMethod {
+    pub(crate) ok: metrics::Counter,
+    pub(crate) duration: metrics::Histogram,
+}
+
+impl MethodMetrics {
+    pub(crate) fn all() -> Self {
+        let one = |method: &'static str| OneMethod {
+            ok: metrics::counter!("toolport_requests_total", "method" => method, "outcome" => "ok"),
+            duration: metrics::histogram!("toolport_request_duration_seconds", "method" => method),
+        };
+        MethodMetrics {
+            in_flight: metrics::gauge!("toolport_requests_in_flight"),
+            by_method: CORE_METHODS
+                .iter()
+                .chain(["other"].iter())
+                .map(|m| (*m, one(m)))
+                .collect(),
+        }
+    }
+
+    pub(crate) fn of(&self, method: &str) -> &OneMethod {
+        let found = self.by_method.iter().find(|(m, _)| *m == method);
+        &found
+            .unwrap_or_else(|| self.by_method.last().expect("other is always there"))
+            .1
+    }
+}
+
+/// The methods of the core protocol, in both eras: extensions cannot redefine them.
+pub(crate) const CORE_METHODS: &[&str] = &[
+    lifecycle::INITIALIZE,
+    lifecycle::PING,
+    lifecycle::DISCOVER,
+    logging::SET_LEVEL,
+    tools::LIST,
+    tools::CALL,
+    resources::LIST,
+    resources::TEMPLATES_LIST,
+    resources::READ,
+    resources::SUBSCRIBE,
+    resources::UNSUBSCRIBE,
+    prompts::LIST,
+    prompts::GET,
+    completion::COMPLETE,
+    subscriptions::LISTEN,
+];
+
+/// The method as a metrics label: known methods by name, anything else as
+/// `other`, so a client cannot grow the label set without bound.
+pub(crate) fn known_method(method: &str) -> &'static str {
+    CORE_METHODS.iter().copied().find(|m| *m == method).unwrap_or("other")
+}
+
+/// An error code as a metrics label, without allocating.
+pub(crate) fn error_label(code: ErrorCode) -> &'static str {
+    match code.0 {
+        -32700 => "-32700",
+        -32600 => "-32600",
+        -32601 => "-32601",
+        -32602 => "-32602",
+        -32603 => "-32603",
+        -32001 => "-32001",
+        -32002 => "-32002",
+        -32010 => "-32010",
+        -32020 => "-32020",
+        -32021 => "-32021",
+        -32022 => "-32022",
+        _ => "other",
+    }
+}
+
+/// Counts a request refused before it was answered (malformed, wrong era,
+/// forbidden), by method and error code.
+pub(crate) fn count_refusal(method: &'static str, error: &ErrorObject) {
+    metrics::counter!("toolport_requests_total", "method" => method, "outcome" => error_label(error.code)).increment(1);
+}

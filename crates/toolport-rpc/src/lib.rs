@@ -2,6 +2,8 @@
 //!
 //! - [`transport`]: the Transport abstraction, two bounded channels;
 //! - [`stdio`]: newline-delimited stdio, for this process and for a child;
+//! - [`exchange`]: the in-flight engine: their running requests and ours
+//!   waiting for answers, with responses and cancellations routed to them;
 //! - [`peer`]: the Peer engine: ids, the pending table, dispatch, cancellation,
 //!   timeouts, and [`peer::PeerChannel`], how handlers talk back.
 //!
@@ -23,6 +25,7 @@
 //! # }
 //! ```
 
+pub mod exchange;
 pub mod framing;
 pub mod peer;
 pub mod pending;

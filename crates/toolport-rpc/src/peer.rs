@@ -6,10 +6,9 @@
 //! loop that reads, routes answers to their waiters, dispatches requests to a
 //! [`Service`] and carries `notifications/cancelled` to the handler's token.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -17,11 +16,11 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use toolport_protocol::ErrorObject;
 use toolport_protocol::jsonrpc::{ErrorResponse, Frame, Message, Notification, Request, RequestId, Response};
 use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
-use toolport_protocol::{ErrorCode, ErrorObject};
 
-use crate::pending::PendingRequests;
+use crate::exchange::{Delivery, Exchange, InFlightGuard};
 use crate::transport::{Incoming, Outgoing, Transport};
 
 /// Why a request we sent did not get a result.
@@ -130,7 +129,8 @@ pub struct Peer {
 #[derive(Debug)]
 struct Shared {
     outgoing: mpsc::Sender<Outgoing>,
-    pending: PendingRequests,
+    /// Our requests waiting for answers, theirs running.
+    exchange: Exchange,
     request_timeout: Duration,
     /// Fires when the connection closes.
     closed: CancellationToken,
@@ -149,7 +149,7 @@ pub fn connect(transport: Transport, options: PeerOptions) -> (Peer, Connection)
     let peer = Peer {
         shared: Arc::new(Shared {
             outgoing: transport.outgoing.clone(),
-            pending: PendingRequests::new(),
+            exchange: Exchange::new(),
             request_timeout: options.request_timeout,
             closed: CancellationToken::new(),
         }),
@@ -181,7 +181,7 @@ impl Peer {
         timeout: Duration,
         cancel: Option<&CancellationToken>,
     ) -> Result<Box<RawValue>, RpcError> {
-        let (id, rx) = self.shared.pending.register();
+        let (id, rx) = self.shared.exchange.pending.register();
         let mut guard = CancelOnDrop {
             peer: self,
             id: Some(id.clone()),
@@ -234,7 +234,7 @@ impl Peer {
 
     /// Number of our requests still waiting for an answer.
     pub fn pending_requests(&self) -> usize {
-        self.shared.pending.len()
+        self.shared.exchange.pending.len()
     }
 }
 
@@ -269,7 +269,7 @@ impl CancelOnDrop<'_> {
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
-        if self.peer.shared.pending.forget(&id) {
+        if self.peer.shared.exchange.pending.forget(&id) {
             let params = CancelledNotificationParams {
                 request_id: Some(id),
                 reason: Some("abandoned".into()),
@@ -282,8 +282,6 @@ impl Drop for CancelOnDrop<'_> {
         }
     }
 }
-
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
 
 impl Connection {
     /// The peer handle of this connection.
@@ -301,7 +299,7 @@ impl Connection {
             options,
         } = self;
         let service = Arc::new(service);
-        let in_flight: InFlight = Arc::default();
+        let in_flight = peer.shared.exchange.in_flight.clone();
         let mut tasks = JoinSet::new();
         loop {
             tokio::select! {
@@ -312,9 +310,9 @@ impl Connection {
                         let _ = peer.send(Outgoing::Message(error.into())).await;
                     }
                     Some(Incoming::Frame(Frame::Single(Message::Request(request)))) if service.in_order(&request) => {
-                        match admit(&request.id, &in_flight, options.max_in_flight) {
-                            Ok(token) => {
-                                if let Some(answer) = run_request(request, token, &service, &peer, &in_flight).await {
+                        match in_flight.begin(&request.id, options.max_in_flight) {
+                            Ok(running) => {
+                                if let Some(answer) = run_request(request, running, &service, &peer).await {
                                     let _ = peer.send(Outgoing::Message(answer)).await;
                                 }
                             }
@@ -324,13 +322,13 @@ impl Connection {
                         }
                     }
                     Some(Incoming::Frame(Frame::Single(message))) => {
-                        if let Some(answer) = dispatch(message, &service, &peer, &in_flight, &options, &mut tasks) {
+                        if let Some(answer) = dispatch(message, &service, &peer, &options, &mut tasks) {
                             let _ = peer.send(Outgoing::Message(answer.into())).await;
                         }
                     }
                     Some(Incoming::Frame(Frame::Batch(items))) => {
                         if service.batch_allowed() {
-                            tasks.spawn(serve_batch(items, service.clone(), peer.clone(), in_flight.clone()));
+                            tasks.spawn(serve_batch(items, service.clone(), peer.clone()));
                         } else {
                             let error = ErrorObject::invalid_request(
                                 "JSON-RPC batches are only allowed in protocol version 2025-03-26; send one message per line",
@@ -344,7 +342,7 @@ impl Connection {
         // The other side closed its end: nothing it could still answer will
         // arrive, so our own requests fail now instead of at their timeout.
         peer.shared.closed.cancel();
-        peer.shared.pending.close_all();
+        peer.shared.exchange.pending.close_all();
         let drained = tokio::time::timeout(options.drain_timeout, async {
             while tasks.join_next().await.is_some() {}
         })
@@ -354,9 +352,7 @@ impl Connection {
                 abandoned = tasks.len(),
                 "requests still running after the drain timeout were cancelled"
             );
-            for token in in_flight.lock().unwrap_or_else(|p| p.into_inner()).values() {
-                token.cancel();
-            }
+            in_flight.cancel_all();
             tasks.shutdown().await;
         }
         let _ = transport.outgoing.send(Outgoing::Close).await;
@@ -369,91 +365,49 @@ fn dispatch<S: Service>(
     message: Message,
     service: &Arc<S>,
     peer: &Peer,
-    in_flight: &InFlight,
     options: &PeerOptions,
     tasks: &mut JoinSet<()>,
 ) -> Option<ErrorResponse> {
-    match message {
-        Message::Request(request) => {
-            let token = match admit(&request.id, in_flight, options.max_in_flight) {
-                Ok(token) => token,
-                Err(error) => return Some(ErrorResponse::new(Some(request.id), error)),
-            };
-            let (service, peer, in_flight) = (service.clone(), peer.clone(), in_flight.clone());
-            tasks.spawn(async move {
-                let id = request.id.clone();
-                if let Some(answer) = run_request(request, token, &service, &peer, &in_flight).await {
-                    let _ = peer.send(Outgoing::Message(answer)).await;
-                }
-                drop(id);
-            });
-            None
-        }
-        Message::Notification(notification) => {
-            if notification.method == CANCELLED {
-                cancel_in_flight(&notification, in_flight);
-            } else {
+    let request = match message {
+        Message::Request(request) => request,
+        other => {
+            if let Delivery::Notification(notification) = peer.shared.exchange.deliver(other) {
                 service.notification(notification, peer);
             }
-            None
+            return None;
         }
-        Message::Response(Response { id, result }) => {
-            if !peer.shared.pending.resolve(&id, Ok(result)) {
-                tracing::debug!(%id, "dropped a response nobody waits for");
-            }
-            None
+    };
+    let running = match peer.shared.exchange.in_flight.begin(&request.id, options.max_in_flight) {
+        Ok(running) => running,
+        Err(error) => return Some(ErrorResponse::new(Some(request.id), error)),
+    };
+    let (service, peer) = (service.clone(), peer.clone());
+    tasks.spawn(async move {
+        if let Some(answer) = run_request(request, running, &service, &peer).await {
+            let _ = peer.send(Outgoing::Message(answer)).await;
         }
-        Message::Error(ErrorResponse { id: Some(id), error }) => {
-            if !peer.shared.pending.resolve(&id, Err(error)) {
-                tracing::debug!(%id, "dropped an error response nobody waits for");
-            }
-            None
-        }
-        Message::Error(ErrorResponse { id: None, error }) => {
-            tracing::warn!(%error, "the peer reported an error about a message it could not read");
-            None
-        }
-    }
-}
-
-/// Registers an incoming request as in flight, refusing duplicates and excess.
-fn admit(id: &RequestId, in_flight: &InFlight, max: usize) -> Result<CancellationToken, ErrorObject> {
-    let mut map = in_flight.lock().unwrap_or_else(|p| p.into_inner());
-    if map.contains_key(id) {
-        return Err(ErrorObject::invalid_request(format!(
-            "request id {id} is already in flight; ids must be unique among outstanding requests"
-        )));
-    }
-    if map.len() >= max {
-        return Err(ErrorObject::new(
-            ErrorCode::OVERLOADED,
-            format!("too many requests in flight on this connection (limit {max}); retry when some have finished"),
-        )
-        .with_data(serde_json::json!({ "retryAfterMs": 100 })));
-    }
-    let token = CancellationToken::new();
-    map.insert(id.clone(), token.clone());
-    Ok(token)
+    });
+    None
 }
 
 /// Runs one admitted request; `None` when it was cancelled (no answer is sent
 /// for a cancelled request, as `basic/utilities/cancellation` asks).
 async fn run_request<S: Service>(
     request: Request,
-    token: CancellationToken,
+    running: InFlightGuard,
     service: &Arc<S>,
     peer: &Peer,
-    in_flight: &InFlight,
 ) -> Option<Message> {
     let id = request.id.clone();
     let cx = RequestContext {
         id: id.clone(),
-        cancel: token.clone(),
+        cancel: running.token().clone(),
         peer: peer.clone(),
     };
     let outcome = service.call(request, cx).await;
-    in_flight.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-    if token.is_cancelled() {
+    let cancelled = running.token().is_cancelled();
+    drop(running);
+    if cancelled {
         return None;
     }
     Some(match outcome {
@@ -462,51 +416,25 @@ async fn run_request<S: Service>(
     })
 }
 
-fn cancel_in_flight(notification: &Notification, in_flight: &InFlight) {
-    let Some(params) = &notification.params else {
-        return;
-    };
-    let Ok(params) = serde_json::from_value::<CancelledNotificationParams>(params.clone()) else {
-        tracing::debug!("ignored a malformed notifications/cancelled");
-        return;
-    };
-    let Some(id) = params.request_id else { return };
-    // Unknown or finished ids are ignored: the request may have completed
-    // while the notice was on its way.
-    if let Some(token) = in_flight.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
-        tracing::debug!(%id, reason = params.reason.as_deref().unwrap_or(""), "request cancelled by the peer");
-        token.cancel();
-    }
-}
-
 /// Answers a batch: every request runs, the answers go back as one array.
-async fn serve_batch<S: Service>(
-    items: Vec<Result<Message, ErrorResponse>>,
-    service: Arc<S>,
-    peer: Peer,
-    in_flight: InFlight,
-) {
+async fn serve_batch<S: Service>(items: Vec<Result<Message, ErrorResponse>>, service: Arc<S>, peer: Peer) {
     let mut answers = Vec::new();
     let mut requests = JoinSet::new();
     for item in items {
         match item {
             Err(error) => answers.push(Message::Error(error)),
-            Ok(Message::Request(request)) => match admit(&request.id, &in_flight, usize::MAX) {
-                Ok(token) => {
-                    let (service, peer, in_flight) = (service.clone(), peer.clone(), in_flight.clone());
-                    requests.spawn(async move { run_request(request, token, &service, &peer, &in_flight).await });
+            Ok(Message::Request(request)) => match peer.shared.exchange.in_flight.begin(&request.id, usize::MAX) {
+                Ok(running) => {
+                    let (service, peer) = (service.clone(), peer.clone());
+                    requests.spawn(async move { run_request(request, running, &service, &peer).await });
                 }
                 Err(error) => answers.push(ErrorResponse::new(Some(request.id), error).into()),
             },
-            Ok(Message::Notification(n)) if n.method == CANCELLED => cancel_in_flight(&n, &in_flight),
-            Ok(Message::Notification(n)) => service.notification(n, &peer),
-            Ok(Message::Response(Response { id, result })) => {
-                peer.shared.pending.resolve(&id, Ok(result));
+            Ok(other) => {
+                if let Delivery::Notification(notification) = peer.shared.exchange.deliver(other) {
+                    service.notification(notification, &peer);
+                }
             }
-            Ok(Message::Error(ErrorResponse { id: Some(id), error })) => {
-                peer.shared.pending.resolve(&id, Err(error));
-            }
-            Ok(Message::Error(_)) => {}
         }
     }
     while let Some(answer) = requests.join_next().await {

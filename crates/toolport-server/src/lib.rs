@@ -30,6 +30,7 @@
 
 pub mod admission;
 pub mod audit;
+mod cache;
 pub mod completion;
 mod context;
 mod dispatch;

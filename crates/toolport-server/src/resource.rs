@@ -8,10 +8,10 @@ use std::sync::Arc;
 use toolport_protocol::content::ResourceContents;
 use toolport_protocol::resources::{Resource, ResourceTemplate};
 
+use crate::cache::CacheHints;
 use crate::completion::Completer;
 use crate::context::RequestContext;
 use crate::error::ResourceError;
-use crate::server::CacheHints;
 use crate::tool::BoxFuture;
 use crate::uri_template::UriTemplate;
 

@@ -9,9 +9,9 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::ProtocolVersion;
 use toolport_protocol::capabilities::{Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities};
-use toolport_protocol::result::CacheScope;
 
 use crate::audit::AuditLog;
+pub use crate::cache::CacheHints;
 use crate::events::{self, ServerEvent};
 use crate::extension::{Extension, Extensions};
 use crate::input::StateSealer;
@@ -20,25 +20,6 @@ use crate::prompt::PromptEntry;
 use crate::registry::{DefinitionError, Registry};
 use crate::resource::{ResourceEntry, TemplateEntry};
 use crate::tool::ToolEntry;
-
-/// Cache hints attached to cacheable 2026-07-28 results (`server/utilities/caching`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheHints {
-    /// How long a client may reuse the result, in milliseconds.
-    pub ttl_ms: u64,
-    /// Who may share it.
-    pub scope: CacheScope,
-}
-
-impl Default for CacheHints {
-    /// No caching, private: always correct, whatever the server does per caller.
-    fn default() -> Self {
-        CacheHints {
-            ttl_ms: 0,
-            scope: CacheScope::Private,
-        }
-    }
-}
 
 /// Tunable behaviour of a server.
 #[derive(Debug, Clone)]

@@ -213,9 +213,7 @@ impl Client {
             Era::Stateless => {
                 // The listen stream carries the subscriptions: open it anew.
                 self.inner.want_events.store(true, Ordering::SeqCst);
-                if let Some(ready) = self.start_listening(&link) {
-                    let _ = tokio::time::timeout(GET_STREAM_WAIT, ready).await;
-                }
+                self.listen_and_wait(&link).await;
                 Ok(())
             }
         }

@@ -191,7 +191,7 @@ impl Client {
     }
 
     /// Subscribes to changes of a resource; they arrive as
-    /// [`ClientEvent::ResourceUpdated`] through [`Client::events`].
+    /// [`ClientEvent::ResourceUpdated`](crate::ClientEvent::ResourceUpdated) through [`Client::events`].
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
         lock(&self.inner.subscriptions).insert(uri.to_owned());
         self.resubscribe(resources::SUBSCRIBE, uri).await

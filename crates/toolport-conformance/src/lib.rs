@@ -23,6 +23,7 @@
 //! assert!(server.tools().get(toolport_conformance::names::TEST_SIMPLE_TEXT).is_some());
 //! ```
 
+mod answers;
 mod data;
 pub mod names;
 mod prompts;

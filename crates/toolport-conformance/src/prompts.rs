@@ -7,9 +7,9 @@ use toolport_protocol::prompts::{GetPromptResult, PromptMessage};
 use toolport_server::completion::from_list;
 use toolport_server::{NoArgs, PromptEntry, RequestContext, ToolError, prompt};
 
+use crate::answers::{ask_for, entered};
 use crate::data::TEST_IMAGE_PNG_BASE64;
 use crate::names::*;
-use crate::tools::{ask_for, entered};
 
 /// Every prompt of the fixture.
 pub(crate) fn all() -> Vec<PromptEntry> {

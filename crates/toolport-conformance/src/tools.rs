@@ -5,20 +5,19 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use toolport_protocol::content::{ContentBlock, EmbeddedResource, OneOrMany, ResourceContents, SamplingContent};
-use toolport_protocol::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
+use toolport_protocol::content::{ContentBlock, EmbeddedResource, ResourceContents};
+use toolport_protocol::elicitation::ElicitRequestParams;
 use toolport_protocol::logging::LoggingLevel;
-use toolport_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use toolport_protocol::sampling::CreateMessageRequestParams;
 use toolport_protocol::tools::{CallToolResult, Tool};
 use toolport_server::{NoArgs, RequestContext, ToolEntry, ToolError, tool};
 
+use crate::answers::{describe, sampled_text};
 use crate::data::{self, TEST_AUDIO_WAV_BASE64, TEST_IMAGE_PNG_BASE64, object};
 use crate::names::*;
 use crate::{FixtureOptions, ServerSlot, prompts};
 
 mod mrtr;
-
-pub(crate) use mrtr::{ask_for, entered};
 
 /// The `logger` of the fixture's log messages.
 const LOGGER: &str = "conformance-test-server";
@@ -184,34 +183,6 @@ fn reconnection(options: &FixtureOptions) -> ToolEntry {
                 )
             }
         })
-}
-
-/// The text of a sampling answer.
-pub(crate) fn sampled_text(result: &CreateMessageResult) -> String {
-    let text = |content: &SamplingContent| match content {
-        SamplingContent::Text(t) => Some(t.text.clone()),
-        _ => None,
-    };
-    match &result.content {
-        OneOrMany::One(content) => text(content),
-        OneOrMany::Many(contents) => contents.iter().find_map(text),
-    }
-    .unwrap_or_else(|| "(no text)".to_owned())
-}
-
-/// `accept`, `decline` or `cancel`.
-pub(crate) fn action_name(action: ElicitAction) -> &'static str {
-    match action {
-        ElicitAction::Accept => "accept",
-        ElicitAction::Decline => "decline",
-        ElicitAction::Cancel => "cancel",
-    }
-}
-
-/// An elicitation answer as `action=…, content={…}`.
-pub(crate) fn describe(answer: &ElicitResult) -> String {
-    let content = Value::Object(answer.content.clone().unwrap_or_default());
-    format!("action={}, content={content}", action_name(answer.action))
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -24,10 +24,12 @@
 //! ```
 
 mod config;
+mod data_dir;
 pub mod fs;
 pub mod sql;
 mod time;
 
-pub use config::{Packs, PacksConfig, PacksError, PacksRuntime, default_data_dir};
+pub use config::{Packs, PacksConfig, PacksError, PacksRuntime};
+pub use data_dir::default_data_dir;
 pub use fs::{FsConfig, FsPack, FsWatcher, RootConfig};
 pub use sql::{SqlConfig, SqlPack};

@@ -6,30 +6,9 @@ use serde_json::{Map, Value};
 use crate::meta::Meta;
 use crate::resources::Resource;
 
-/// `user` or `assistant`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The user.
-    User,
-    /// The model.
-    Assistant,
-}
-
-/// Hints on how to use a piece of content.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Annotations {
-    /// Who it is meant for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub audience: Option<Vec<Role>>,
-    /// 0 (least) to 1 (most important).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority: Option<f64>,
-    /// ISO 8601 time of last change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_modified: Option<String>,
-}
+// Defined where they belong, and still named here, where they were first found.
+pub use crate::annotations::{Annotations, Role};
+pub use crate::resources::ResourceContents;
 
 /// A block of content in a tool result or a prompt message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -131,49 +110,6 @@ pub struct EmbeddedResource {
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
-}
-
-/// The contents of a resource: text or a base64 blob.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceContents {
-    /// The resource's URI.
-    pub uri: String,
-    /// Its MIME type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    /// Text contents (exactly one of `text` and `blob` is set).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// Base64 contents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blob: Option<String>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-}
-
-impl ResourceContents {
-    /// Text contents.
-    pub fn text(uri: impl Into<String>, mime_type: Option<&str>, text: impl Into<String>) -> Self {
-        ResourceContents {
-            uri: uri.into(),
-            mime_type: mime_type.map(str::to_owned),
-            text: Some(text.into()),
-            blob: None,
-            meta: None,
-        }
-    }
-    /// Base64 contents.
-    pub fn blob(uri: impl Into<String>, mime_type: Option<&str>, blob: impl Into<String>) -> Self {
-        ResourceContents {
-            uri: uri.into(),
-            mime_type: mime_type.map(str::to_owned),
-            text: None,
-            blob: Some(blob.into()),
-            meta: None,
-        }
-    }
 }
 
 /// Content of a sampling message: the content blocks plus tool use and results

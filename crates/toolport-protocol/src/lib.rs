@@ -17,6 +17,7 @@
 //! assert_eq!(params.name, "echo");
 //! ```
 
+pub mod annotations;
 pub mod capabilities;
 pub mod completion;
 pub mod content;

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::annotations::Role;
 use crate::capabilities::Icon;
-use crate::content::{ContentBlock, Role};
+use crate::content::ContentBlock;
 use crate::meta::Meta;
 use crate::mrtr::InputResponses;
 use crate::result::{CacheScope, ResultType, mcp_result};

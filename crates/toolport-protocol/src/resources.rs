@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::annotations::Annotations;
 use crate::capabilities::Icon;
-use crate::content::{Annotations, ResourceContents};
 use crate::meta::Meta;
 use crate::mrtr::InputResponses;
 use crate::result::{CacheScope, ResultType, mcp_result};
@@ -61,6 +61,49 @@ impl Resource {
             uri: uri.into(),
             name: name.into(),
             ..Default::default()
+        }
+    }
+}
+
+/// The contents of a resource: text or a base64 blob.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// Its MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Text contents (exactly one of `text` and `blob` is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Base64 contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl ResourceContents {
+    /// Text contents.
+    pub fn text(uri: impl Into<String>, mime_type: Option<&str>, text: impl Into<String>) -> Self {
+        ResourceContents {
+            uri: uri.into(),
+            mime_type: mime_type.map(str::to_owned),
+            text: Some(text.into()),
+            blob: None,
+            meta: None,
+        }
+    }
+    /// Base64 contents.
+    pub fn blob(uri: impl Into<String>, mime_type: Option<&str>, blob: impl Into<String>) -> Self {
+        ResourceContents {
+            uri: uri.into(),
+            mime_type: mime_type.map(str::to_owned),
+            text: None,
+            blob: Some(blob.into()),
+            meta: None,
         }
     }
 }

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::content::{OneOrMany, Role, SamplingContent};
+use crate::annotations::Role;
+use crate::content::{OneOrMany, SamplingContent};
 use crate::meta::Meta;
 use crate::tools::Tool;
 

@@ -191,7 +191,7 @@ impl Client {
     }
 
     /// Subscribes to changes of a resource; they arrive as
-    /// [`ClientEvent::ResourceUpdated`] through [`Client::events`].
+    /// [`ClientEvent::ResourceUpdated`](crate::ClientEvent::ResourceUpdated) through [`Client::events`].
     pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
         lock(&self.inner.subscriptions).insert(uri.to_owned());
         self.resubscribe(resources::SUBSCRIBE, uri).await
@@ -213,9 +213,7 @@ impl Client {
             Era::Stateless => {
                 // The listen stream carries the subscriptions: open it anew.
                 self.inner.want_events.store(true, Ordering::SeqCst);
-                if let Some(ready) = self.start_listening(&link) {
-                    let _ = tokio::time::timeout(GET_STREAM_WAIT, ready).await;
-                }
+                self.listen_and_wait(&link).await;
                 Ok(())
             }
         }

@@ -7,14 +7,14 @@ use std::collections::BTreeMap;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use toolport_protocol::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
+use toolport_protocol::elicitation::{ElicitRequestParams, ElicitResult};
 use toolport_protocol::mrtr::{InputRequest, InputRequests, RootsParams};
 use toolport_protocol::roots::ListRootsResult;
 use toolport_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use toolport_protocol::{Era, ErrorObject};
 use toolport_server::{NoArgs, RequestContext, ToolEntry, ToolError, tool};
 
-use super::{describe, sampled_text};
+use crate::answers::{ask_for, describe, entered, sampled_text};
 use crate::data::object;
 use crate::names::*;
 
@@ -29,28 +29,6 @@ pub(super) fn all() -> Vec<ToolEntry> {
         tampered_state(),
         capabilities(),
     ]
-}
-
-/// A form asking for one string field.
-pub(crate) fn ask_for(message: &str, field: &str) -> ElicitRequestParams {
-    let schema = object(json!({
-        "type": "object",
-        "properties": { field: { "type": "string" } },
-        "required": [field]
-    }));
-    ElicitRequestParams::form(message, schema)
-}
-
-/// The string the user entered in `field`, if they accepted.
-pub(crate) fn entered(answer: &ElicitResult, field: &str) -> Option<String> {
-    if answer.action != ElicitAction::Accept {
-        return None;
-    }
-    answer
-        .content
-        .as_ref()?
-        .get(field)
-        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
 }
 
 /// The answer under `key`, as the type that kind of question gets back.

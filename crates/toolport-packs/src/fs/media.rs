@@ -9,7 +9,7 @@ use toolport_protocol::content::ContentBlock;
 use toolport_server::{RequestContext, ServerBuilder, ToolError, tool};
 
 use super::error::FsError;
-use super::read::PathArgs;
+use super::path::PathArgs;
 use super::sandbox::read_range;
 use super::{Shared, blocking};
 

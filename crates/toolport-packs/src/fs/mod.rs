@@ -226,6 +226,8 @@ impl FsPack {
     /// Adds the tools, the file resources and the `file://` templates.
     pub fn install(self, builder: ServerBuilder) -> ServerBuilder {
         let builder = read::install(&self.shared, builder);
+        let builder = media::install(&self.shared, builder);
+        let builder = tree::install(&self.shared, builder);
         let builder = if self.has_writable_root() {
             write::install(&self.shared, builder)
         } else {

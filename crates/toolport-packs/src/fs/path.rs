@@ -1,11 +1,24 @@
-//! What a caller may name: a path relative to a root, checked lexically
-//! before the kernel sees it. These checks only give clear messages for
-//! the obvious cases; containment itself is enforced by the kernel when the
-//! path is opened beneath the root's directory handle (see `sandbox.rs`).
+//! What a caller may name: a path relative to a root ([`PathArgs`], the
+//! arguments the read, media and listing tools share), checked lexically
+//! before the kernel sees it, and what kind of thing it turned out to be.
+//! These checks only give clear messages for the obvious cases; containment
+//! itself is enforced by the kernel when the path is opened beneath the
+//! root's directory handle (see `sandbox.rs`).
 
 use std::path::{Component, Path, PathBuf};
 
+use schemars::JsonSchema;
+use serde::Deserialize;
+
 use super::error::FsError;
+
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct PathArgs {
+    /// The path, relative to its root; "." for the root itself.
+    pub(crate) path: String,
+    /// The root's name (see list_roots); the first root when absent.
+    pub(crate) root: Option<String>,
+}
 
 /// The longest path accepted, in bytes (Linux `PATH_MAX`).
 pub(crate) const MAX_PATH_BYTES: usize = 4096;
@@ -55,6 +68,19 @@ pub(crate) fn display(path: &Path) -> String {
         ".".to_owned()
     } else {
         path.to_string_lossy().into_owned()
+    }
+}
+
+/// What a directory entry is, as the tools report it.
+pub(crate) fn kind_of(file_type: cap_std::fs::FileType) -> &'static str {
+    if file_type.is_symlink() {
+        "symlink"
+    } else if file_type.is_dir() {
+        "directory"
+    } else if file_type.is_file() {
+        "file"
+    } else {
+        "other"
     }
 }
 

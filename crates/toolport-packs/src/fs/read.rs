@@ -12,9 +12,9 @@ use toolport_server::schema::schema_for;
 use toolport_server::{IntoToolOutput, Json, NoArgs, RequestContext, ServerBuilder, ToolError, tool};
 
 use super::error::FsError;
-use super::path::display;
+use super::path::{PathArgs, display, kind_of};
 use super::sandbox::{etag, read_range};
-use super::{Shared, blocking, media, tree};
+use super::{Shared, blocking};
 use crate::time::system_time;
 
 #[derive(Deserialize, JsonSchema)]
@@ -135,14 +135,6 @@ fn utf8_window(mut bytes: Vec<u8>) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-#[derive(Deserialize, JsonSchema)]
-pub(crate) struct PathArgs {
-    /// The path, relative to its root; "." for the root itself.
-    pub(crate) path: String,
-    /// The root's name (see list_roots); the first root when absent.
-    pub(crate) root: Option<String>,
-}
-
 /// What a path is.
 #[derive(Debug, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -168,18 +160,6 @@ pub(crate) struct FileInfo {
     links: u64,
     /// The validator `read_file` accepts as `ifNoneMatch`.
     etag: Option<String>,
-}
-
-pub(crate) fn kind_of(file_type: cap_std::fs::FileType) -> &'static str {
-    if file_type.is_symlink() {
-        "symlink"
-    } else if file_type.is_dir() {
-        "directory"
-    } else if file_type.is_file() {
-        "file"
-    } else {
-        "other"
-    }
 }
 
 fn info(root: String, path: String, uri: String, meta: &Metadata) -> FileInfo {
@@ -275,14 +255,12 @@ pub(crate) fn install(shared: &Arc<Shared>, builder: ServerBuilder) -> ServerBui
             .handler(move |cx: RequestContext, args: ReadFileArgs| read_file(s.clone(), cx, args)),
     );
     let s = shared.clone();
-    let builder = builder.tool(
+    builder.tool(
         tool("get_file_info")
             .description("Size, type, times, permissions and etag of a file or directory inside a root (symbolic links are described, not followed).")
             .read_only()
             .handler(move |cx: RequestContext, args: PathArgs| get_file_info(s.clone(), cx, args)),
-    );
-    let builder = media::install(shared, builder);
-    tree::install(shared, builder)
+    )
 }
 
 #[cfg(test)]

@@ -12,8 +12,7 @@ use serde::{Deserialize, Serialize};
 use toolport_server::{Json, RequestContext, ServerBuilder, ToolError, tool};
 
 use super::error::FsError;
-use super::path::display;
-use super::read::{PathArgs, kind_of};
+use super::path::{PathArgs, display, kind_of};
 use super::{Shared, blocking};
 
 /// One entry of a directory.

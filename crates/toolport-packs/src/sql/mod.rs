@@ -254,7 +254,10 @@ impl SqlPack {
                 (Backend::Sqlite(sqlite::Sqlite::open(&path, pool_size, timeout)?), name)
             }
             None => {
-                let dir = config.data_dir.clone().unwrap_or_else(crate::default_data_dir);
+                let dir = config
+                    .data_dir
+                    .clone()
+                    .unwrap_or_else(crate::data_dir::default_data_dir);
                 let path = create_demo_database(&dir)?;
                 (
                     Backend::Sqlite(sqlite::Sqlite::open(&path, pool_size, timeout)?),

@@ -1,8 +1,5 @@
-//! Multi round-trip requests (2026-07-28, `basic/patterns/mrtr`): instead of
-//! sending requests to the client, a server answers `tools/call`,
-//! `prompts/get` or `resources/read` with an [`InputRequiredResult`]; the client
-//! gathers the input and retries with `inputResponses` and the echoed
-//! `requestState`.
+//! What a server asks of the client in an [`InputRequiredResult`], and that
+//! result itself.
 
 use std::collections::BTreeMap;
 
@@ -97,10 +94,6 @@ impl<'de> Deserialize<'de> for InputRequest {
 
 /// Server-assigned key to request.
 pub type InputRequests = BTreeMap<String, InputRequest>;
-
-/// Key to the client's answer: an `ElicitResult`, `CreateMessageResult` or
-/// `ListRootsResult`, kept as JSON until the server knows which one it asked for.
-pub type InputResponses = BTreeMap<String, Value>;
 
 /// The result that asks the client for input and a retry.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Meta, keys};
+use super::map::{Meta, keys};
 use crate::capabilities::{ClientCapabilities, Implementation};
 use crate::logging::LoggingLevel;
 use crate::progress::ProgressToken;

@@ -4,18 +4,13 @@
 //! gathers the input and retries with `inputResponses` and the echoed
 //! `requestState`.
 //!
-//! The retry half, [`InputResponses`], is a leaf the request params of
-//! `tools`, `prompts` and `resources` carry; the asking half (`input.rs`)
-//! embeds sampling and elicitation requests, so it sits above them.
-
-use std::collections::BTreeMap;
-
-use serde_json::Value;
+//! Two layers: the retry half, [`InputResponses`] (`responses.rs`), which the
+//! request params of `tools`, `prompts` and `resources` carry, and the asking
+//! half (`input.rs`), which embeds sampling and elicitation requests and so
+//! sits above them.
 
 mod input;
+mod responses;
 
 pub use input::{InputRequest, InputRequests, InputRequiredResult, RootsParams};
-
-/// Key to the client's answer: an `ElicitResult`, `CreateMessageResult` or
-/// `ListRootsResult`, kept as JSON until the server knows which one it asked for.
-pub type InputResponses = BTreeMap<String, Value>;
+pub use responses::InputResponses;

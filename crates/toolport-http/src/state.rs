@@ -2,24 +2,27 @@
 //! and the sessions live on this machine.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use toolport_server::state::SessionSettings;
 use toolport_server::{Server, Session};
 
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::live::{LiveSession, forward_changes};
-use crate::store::{EventStore, SessionRecord, SessionStore};
+use crate::store::{EventLog, SessionRecord, SessionStore, StateError, ready};
 
 /// Shared state of one HTTP endpoint.
 pub(crate) struct AppState {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
-    pub(crate) sessions: Arc<dyn SessionStore>,
-    pub(crate) events: Arc<dyn EventStore>,
+    pub(crate) sessions: Sessions,
+    pub(crate) events: Arc<dyn EventLog>,
     live: Mutex<HashMap<String, Arc<LiveSession>>>,
     /// The (unused) session of 2026-07-28 requests, shared so that no
     /// request allocates one.
@@ -32,6 +35,32 @@ pub(crate) struct AppState {
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
 }
 
+/// The session store, with how many sessions it held when last asked: the
+/// session limit is checked against that count, without a store round trip
+/// per `initialize`.
+pub(crate) struct Sessions {
+    pub(crate) store: Arc<dyn SessionStore>,
+    count: AtomicUsize,
+}
+
+impl Sessions {
+    /// How many sessions the store held when last counted (on every session
+    /// created, ended or reaped here).
+    pub(crate) fn len(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    async fn recount(&self) {
+        match self.store.count().await {
+            Ok(count) => {
+                self.count.store(count, Ordering::Relaxed);
+                metrics::gauge!("toolport_sessions").set(count as f64);
+            }
+            Err(e) => tracing::warn!(error = %e, "sessions not counted"),
+        }
+    }
+}
+
 /// Renders metrics as Prometheus text.
 pub type MetricsRender = Arc<dyn Fn() -> String + Send + Sync>;
 
@@ -40,12 +69,15 @@ impl AppState {
         server: Server,
         config: HttpConfig,
         sessions: Arc<dyn SessionStore>,
-        events: Arc<dyn EventStore>,
+        events: Arc<dyn EventLog>,
     ) -> Arc<Self> {
         Arc::new(AppState {
             server,
             config,
-            sessions,
+            sessions: Sessions {
+                store: sessions,
+                count: AtomicUsize::new(0),
+            },
             events,
             live: Mutex::default(),
             no_session: Arc::default(),
@@ -60,79 +92,148 @@ impl AppState {
     }
 
     /// Registers a session whose `initialize` succeeded; returns its id.
-    pub(crate) fn create_session(&self, session: Arc<Session>, principal: Option<String>) -> Option<String> {
-        let negotiated = session.negotiated()?.clone();
+    pub(crate) async fn open_session(
+        &self,
+        session: Arc<Session>,
+        principal: Option<String>,
+    ) -> Result<Option<String>, StateError> {
+        let Some(negotiated) = session.negotiated().cloned() else {
+            return Ok(None);
+        };
         let id = new_session_id();
-        self.sessions.insert(&id, SessionRecord { negotiated, principal });
-        let live = LiveSession::new(id.clone(), session, self.events.clone(), self.config.resume_grace);
-        tokio::spawn(forward_changes(self.server.clone(), live.clone()));
-        self.live().insert(id.clone(), live);
-        self.count_sessions();
-        Some(id)
+        let mut record = SessionRecord::new(negotiated, principal);
+        record.settings = session.settings();
+        self.sessions.store.create(&id, record).await?;
+        self.go_live(&id, session);
+        self.sessions.recount().await;
+        Ok(Some(id))
     }
 
     /// The session with this id, if it exists and belongs to `owner` (the
     /// principal that created it, when authenticated): from this machine, or
     /// rebuilt from the store when another replica created it.
-    pub(crate) fn session(&self, id: &str, owner: Option<&str>) -> Option<Arc<LiveSession>> {
-        let record = self.sessions.touch(id)?;
+    pub(crate) async fn find_session(
+        &self,
+        id: &str,
+        owner: Option<&str>,
+    ) -> Result<Option<Arc<LiveSession>>, StateError> {
+        let Some(record) = self.sessions.store.get(id).await? else {
+            return Ok(None);
+        };
         if record.principal.as_deref() != owner {
-            return None;
+            return Ok(None);
         }
-        let mut live = self.live();
-        let session = live.entry(id.to_owned()).or_insert_with(|| {
-            let session = LiveSession::new(
-                id.to_owned(),
-                Arc::new(Session::restored(record.negotiated)),
-                self.events.clone(),
-                self.config.resume_grace,
-            );
-            tokio::spawn(forward_changes(self.server.clone(), session.clone()));
-            session
-        });
-        Some(session.clone())
+        if let Some(live) = self.live().get(id) {
+            return Ok(Some(live.clone()));
+        }
+        let session = Arc::new(Session::restored_with(record.negotiated, record.settings));
+        Ok(Some(self.go_live(id, session)))
     }
 
     /// Ends a session; `false` if it did not exist or belongs to another
     /// principal than `owner`.
-    pub(crate) fn end_session(&self, id: &str, owner: Option<&str>) -> bool {
-        if self
-            .sessions
-            .touch(id)
-            .is_none_or(|record| record.principal.as_deref() != owner)
-        {
-            return false;
+    pub(crate) async fn close_session(&self, id: &str, owner: Option<&str>) -> Result<bool, StateError> {
+        let record = self.sessions.store.get(id).await?;
+        if record.is_none_or(|record| record.principal.as_deref() != owner) {
+            return Ok(false);
         }
-        let existed = self.sessions.remove(id);
+        let existed = self.sessions.store.remove(id).await?;
         if let Some(live) = self.live().remove(id) {
             live.close();
         }
-        self.count_sessions();
-        existed
+        self.sessions.recount().await;
+        Ok(existed)
     }
 
-    fn count_sessions(&self) {
-        metrics::gauge!("toolport_sessions").set(self.sessions.len() as f64);
+    /// The session on this machine (made live once, however many requests
+    /// race to do it), with its notifications forwarded and its settings
+    /// written to the store as they change.
+    fn go_live(&self, id: &str, session: Arc<Session>) -> Arc<LiveSession> {
+        let mut live = self.live();
+        if let Some(existing) = live.get(id) {
+            return existing.clone();
+        }
+        let settings = session.watch_settings();
+        let session = LiveSession::new(id.to_owned(), session, self.events.clone(), self.config.resume_grace);
+        tokio::spawn(forward_changes(self.server.clone(), session.clone()));
+        tokio::spawn(persist_settings(
+            self.sessions.store.clone(),
+            id.to_owned(),
+            settings,
+            session.closed.clone(),
+        ));
+        live.insert(id.to_owned(), session.clone());
+        session
+    }
+
+    /// Registers a session whose `initialize` succeeded; returns its id.
+    /// `None` also when the store failed (logged): the client then gets no
+    /// session id. (Synchronous callers; see [`ready`].)
+    pub(crate) fn create_session(&self, session: Arc<Session>, principal: Option<String>) -> Option<String> {
+        ready(self.open_session(session, principal)).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "session not created");
+            None
+        })
+    }
+
+    /// [`AppState::find_session`] for synchronous callers (see [`ready`]); a
+    /// store failure (logged) reads as "no such session".
+    pub(crate) fn session(&self, id: &str, owner: Option<&str>) -> Option<Arc<LiveSession>> {
+        ready(self.find_session(id, owner)).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "session not looked up");
+            None
+        })
+    }
+
+    /// [`AppState::close_session`] for synchronous callers (see [`ready`]);
+    /// a store failure (logged) reads as "no such session".
+    pub(crate) fn end_session(&self, id: &str, owner: Option<&str>) -> bool {
+        ready(self.close_session(id, owner)).unwrap_or_else(|e| {
+            tracing::error!(error = %e, "session not ended");
+            false
+        })
     }
 
     /// Ends the sessions idle for longer than the configured timeout.
-    pub(crate) fn reap(&self) -> usize {
-        let expired = self.sessions.reap(self.config.session_idle_timeout);
+    pub(crate) async fn reap(&self) -> Result<usize, StateError> {
+        let expired = self.sessions.store.reap(self.config.session_idle_timeout).await?;
         for id in &expired {
             if let Some(live) = self.live().remove(id) {
                 live.close();
             }
         }
         if !expired.is_empty() {
-            self.count_sessions();
+            self.sessions.recount().await;
         }
-        expired.len()
+        Ok(expired.len())
     }
 
     /// Ends every session's streams (shutdown).
     pub(crate) fn close_all(&self) {
         for (_, live) in self.live().drain() {
             live.close();
+        }
+    }
+}
+
+/// Writes a session's settings (log level, subscriptions) to the store as
+/// they change, so another replica serving the session sees them. One
+/// writer per session, writing the newest settings: the store never goes
+/// back to older ones.
+async fn persist_settings(
+    store: Arc<dyn SessionStore>,
+    id: String,
+    mut settings: watch::Receiver<SessionSettings>,
+    closed: CancellationToken,
+) {
+    loop {
+        tokio::select! {
+            changed = settings.changed() => if changed.is_err() { return },
+            _ = closed.cancelled() => return,
+        }
+        let newest = settings.borrow_and_update().clone();
+        if let Err(e) = store.update(&id, newest).await {
+            tracing::warn!(session = %id, error = %e, "session settings not stored");
         }
     }
 }

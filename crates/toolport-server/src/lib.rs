@@ -47,6 +47,7 @@ pub mod schema;
 mod serve;
 mod server;
 mod session;
+pub mod state;
 mod tool;
 pub mod uri_template;
 

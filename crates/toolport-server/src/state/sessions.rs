@@ -1,0 +1,128 @@
+//! Handshake-era sessions by id.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+use toolport_protocol::logging::LoggingLevel;
+
+use super::StateError;
+use crate::session::Negotiated;
+
+/// What a session's requests change after the handshake.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SessionSettings {
+    /// The level set by `logging/setLevel`.
+    pub log_level: Option<LoggingLevel>,
+    /// The resources the session subscribed to.
+    pub subscriptions: BTreeSet<String>,
+}
+
+/// What a session is, apart from the live connections it has on one machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    /// What `initialize` settled.
+    pub negotiated: Negotiated,
+    /// The principal that created the session, if authenticated.
+    pub principal: Option<String>,
+    /// Log level and subscriptions.
+    #[serde(default)]
+    pub settings: SessionSettings,
+}
+
+impl SessionRecord {
+    /// A new session's record: no log level, no subscriptions.
+    pub fn new(negotiated: Negotiated, principal: Option<String>) -> Self {
+        SessionRecord {
+            negotiated,
+            principal,
+            settings: SessionSettings::default(),
+        }
+    }
+}
+
+/// Sessions by id, each with when it was last used.
+#[async_trait]
+pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
+    /// Stores a new session (replacing one with the same id).
+    async fn create(&self, id: &str, record: SessionRecord) -> Result<(), StateError>;
+    /// The session, if it exists; marks it used.
+    async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StateError>;
+    /// Replaces a session's settings; `false` if there is no such session.
+    async fn update(&self, id: &str, settings: SessionSettings) -> Result<bool, StateError>;
+    /// Ends a session; `false` if there was none.
+    async fn remove(&self, id: &str) -> Result<bool, StateError>;
+    /// Removes and returns the sessions unused for longer than `idle`.
+    async fn reap(&self, idle: Duration) -> Result<Vec<String>, StateError>;
+    /// How many sessions exist.
+    async fn count(&self) -> Result<usize, StateError>;
+}
+
+/// Sessions in this process's memory. Idle time is measured on tokio's
+/// clock, so tests with paused time control it.
+#[derive(Debug, Default)]
+pub struct MemorySessionStore {
+    sessions: Mutex<HashMap<String, (SessionRecord, Instant)>>,
+}
+
+impl MemorySessionStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (SessionRecord, Instant)>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[async_trait]
+impl SessionStore for MemorySessionStore {
+    async fn create(&self, id: &str, record: SessionRecord) -> Result<(), StateError> {
+        self.lock().insert(id.to_owned(), (record, Instant::now()));
+        Ok(())
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StateError> {
+        let mut sessions = self.lock();
+        Ok(sessions.get_mut(id).map(|(record, seen)| {
+            *seen = Instant::now();
+            record.clone()
+        }))
+    }
+
+    async fn update(&self, id: &str, settings: SessionSettings) -> Result<bool, StateError> {
+        Ok(self
+            .lock()
+            .get_mut(id)
+            .map(|(record, _)| record.settings = settings)
+            .is_some())
+    }
+
+    async fn remove(&self, id: &str) -> Result<bool, StateError> {
+        Ok(self.lock().remove(id).is_some())
+    }
+
+    async fn reap(&self, idle: Duration) -> Result<Vec<String>, StateError> {
+        let mut sessions = self.lock();
+        let now = Instant::now();
+        let expired: Vec<String> = sessions
+            .iter()
+            .filter(|(_, (_, seen))| now.duration_since(*seen) > idle)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &expired {
+            sessions.remove(id);
+        }
+        Ok(expired)
+    }
+
+    async fn count(&self) -> Result<usize, StateError> {
+        Ok(self.lock().len())
+    }
+}

@@ -245,3 +245,74 @@ fn new_session_id() -> String {
     getrandom::fill(&mut bytes).expect("the OS random source is available");
     URL_SAFE_NO_PAD.encode(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use toolport_protocol::ProtocolVersion;
+    use toolport_protocol::capabilities::{ClientCapabilities, Implementation};
+    use toolport_protocol::logging::LoggingLevel;
+    use toolport_server::Negotiated;
+
+    use super::*;
+    use crate::store::{MemoryEventLog, MemorySessionStore};
+
+    fn replica(sessions: &Arc<MemorySessionStore>, events: &Arc<MemoryEventLog>) -> Arc<AppState> {
+        let server = Server::builder("s", "1").build().unwrap();
+        AppState::new(server, HttpConfig::default(), sessions.clone(), events.clone())
+    }
+
+    fn initialized() -> Arc<Session> {
+        Arc::new(Session::restored(Negotiated {
+            version: ProtocolVersion::ALL[0],
+            client_capabilities: ClientCapabilities::default(),
+            client_info: Implementation::new("c", "1"),
+        }))
+    }
+
+    #[tokio::test]
+    async fn settings_reach_the_store_and_another_replica_restores_them() {
+        let sessions = Arc::new(MemorySessionStore::new());
+        let events = Arc::new(MemoryEventLog::new(16));
+        let (a, b) = (replica(&sessions, &events), replica(&sessions, &events));
+        let id = a
+            .open_session(initialized(), Some("alice".into()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(a.sessions.len(), 1, "the count follows the store");
+
+        let live = a.find_session(&id, Some("alice")).await.unwrap().unwrap();
+        live.session.set_log_level(LoggingLevel::Error);
+        live.session.subscribe("mem://a");
+        // The writer runs on this runtime: give it a bounded number of turns.
+        let mut stored = None;
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+            let record = sessions.get(&id).await.unwrap().unwrap();
+            if record.settings.subscriptions.contains("mem://a") {
+                stored = Some(record.settings);
+                break;
+            }
+        }
+        let stored = stored.expect("the settings reached the store");
+        assert_eq!(stored.log_level, Some(LoggingLevel::Error));
+
+        assert!(
+            b.find_session(&id, Some("bob")).await.unwrap().is_none(),
+            "only its creator"
+        );
+        let restored = b
+            .find_session(&id, Some("alice"))
+            .await
+            .unwrap()
+            .expect("in the shared store");
+        assert_eq!(restored.session.log_level(), Some(LoggingLevel::Error));
+        assert!(restored.session.is_subscribed("mem://a"));
+
+        assert!(b.close_session(&id, Some("alice")).await.unwrap());
+        assert!(
+            a.find_session(&id, Some("alice")).await.unwrap().is_none(),
+            "ended for every replica"
+        );
+    }
+}

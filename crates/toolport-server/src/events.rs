@@ -41,3 +41,22 @@ impl ServerEvent {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_travel_as_json() {
+        for (event, text) in [
+            (ServerEvent::ToolsChanged, r#"{"event":"toolsChanged"}"#),
+            (
+                ServerEvent::ResourceUpdated("mem://a".into()),
+                r#"{"event":"resourceUpdated","uri":"mem://a"}"#,
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&event).unwrap(), text);
+            assert_eq!(serde_json::from_str::<ServerEvent>(text).unwrap(), event);
+        }
+    }
+}

@@ -30,7 +30,6 @@ impl ArgumentsDigest {
 /// how long. When the lease runs out (its holder died, say, on another
 /// replica), the key may be claimed again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct ClaimTicket {
     /// The key (scoped to principal and tool by the caller).
     pub key: String,

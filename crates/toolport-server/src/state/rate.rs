@@ -16,7 +16,6 @@ use crate::policy::RateConfig;
 
 /// What a rate check answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub enum RateDecision {
     /// The call may go ahead; it used a token.
     Allowed,

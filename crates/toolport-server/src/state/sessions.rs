@@ -14,7 +14,7 @@ use crate::session::Negotiated;
 
 /// What a session's requests change after the handshake.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(default)]
 pub struct SessionSettings {
     /// The level set by `logging/setLevel`.
     pub log_level: Option<LoggingLevel>,
@@ -24,7 +24,6 @@ pub struct SessionSettings {
 
 /// What a session is, apart from the live connections it has on one machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct SessionRecord {
     /// What `initialize` settled.
     pub negotiated: Negotiated,
@@ -124,5 +123,36 @@ impl SessionStore for MemorySessionStore {
 
     async fn count(&self) -> Result<usize, StateError> {
         Ok(self.lock().len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_record_stored_without_settings_still_reads() {
+        let stored = json!({
+            "negotiated": {
+                "version": "2025-06-18",
+                "client_capabilities": {},
+                "client_info": {"name": "c", "version": "1"}
+            },
+            "principal": "alice"
+        });
+        let record: SessionRecord = serde_json::from_value(stored).unwrap();
+        assert_eq!(record.principal.as_deref(), Some("alice"));
+        assert_eq!(record.settings, SessionSettings::default());
+        let mut record = record;
+        record.settings.log_level = Some(LoggingLevel::Info);
+        record.settings.subscriptions.insert("mem://a".into());
+        let round = serde_json::to_value(&record).unwrap();
+        assert_eq!(
+            round["settings"],
+            json!({"log_level": "info", "subscriptions": ["mem://a"]})
+        );
+        assert_eq!(serde_json::from_value::<SessionRecord>(round).unwrap(), record);
     }
 }

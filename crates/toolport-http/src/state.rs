@@ -194,7 +194,9 @@ impl AppState {
         })
     }
 
-    /// Ends the sessions idle for longer than the configured timeout.
+    /// Ends the sessions idle for longer than the configured timeout, and
+    /// counts the sessions anew (other replicas of a shared store create and
+    /// end sessions too).
     pub(crate) async fn reap(&self) -> Result<usize, StateError> {
         let expired = self.sessions.store.reap(self.config.session_idle_timeout).await?;
         for id in &expired {
@@ -202,9 +204,7 @@ impl AppState {
                 live.close();
             }
         }
-        if !expired.is_empty() {
-            self.sessions.recount().await;
-        }
+        self.sessions.recount().await;
         Ok(expired.len())
     }
 
@@ -309,6 +309,9 @@ mod tests {
         assert_eq!(restored.session.log_level(), Some(LoggingLevel::Error));
         assert!(restored.session.is_subscribed("mem://a"));
 
+        assert_eq!(b.sessions.len(), 0, "b has not counted yet");
+        assert_eq!(b.reap().await.unwrap(), 0);
+        assert_eq!(b.sessions.len(), 1, "each reap counts the shared store's sessions");
         assert!(b.close_session(&id, Some("alice")).await.unwrap());
         assert!(
             a.find_session(&id, Some("alice")).await.unwrap().is_none(),

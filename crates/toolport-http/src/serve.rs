@@ -59,8 +59,9 @@ impl HttpServer {
     }
 
     /// With the given stores (for example shared ones, across replicas).
-    /// The request path does not wait for the stores yet: they must answer
-    /// at once, as the in-memory ones do (see the `store` module).
+    /// Parts of the request path do not await the stores yet: a store that
+    /// waits for a round trip needs the multi-threaded runtime there (see
+    /// the `store` module).
     pub fn with_stores(
         server: Server,
         config: HttpConfig,

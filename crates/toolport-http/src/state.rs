@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use tokio::sync::watch;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolport_server::state::SessionSettings;
+use toolport_server::state::SettingsChange;
 use toolport_server::{Server, Session};
 
 use crate::auth::Authenticator;
@@ -153,15 +153,17 @@ impl AppState {
         if let Some(existing) = live.get(id) {
             return existing.clone();
         }
-        let settings = session.watch_settings();
+        let changes = session.settings_changes();
         let session = LiveSession::new(id.to_owned(), session, self.events.clone(), self.config.resume_grace);
         tokio::spawn(forward_changes(self.server.clone(), session.clone()));
-        tokio::spawn(persist_settings(
-            self.sessions.store.clone(),
-            id.to_owned(),
-            settings,
-            session.closed.clone(),
-        ));
+        if let Some(changes) = changes {
+            tokio::spawn(persist_settings(
+                self.sessions.store.clone(),
+                id.to_owned(),
+                changes,
+                session.closed.clone(),
+            ));
+        }
         live.insert(id.to_owned(), session.clone());
         session
     }
@@ -216,24 +218,26 @@ impl AppState {
     }
 }
 
-/// Writes a session's settings (log level, subscriptions) to the store as
-/// they change, so another replica serving the session sees them. One
-/// writer per session, writing the newest settings: the store never goes
-/// back to older ones.
+/// Writes a session's settings changes (log level, subscriptions) to the
+/// store as they happen, in order, so another replica serving the session
+/// sees them. Each change is applied atomically by the store, so changes made
+/// through other replicas meanwhile are kept.
 async fn persist_settings(
     store: Arc<dyn SessionStore>,
     id: String,
-    mut settings: watch::Receiver<SessionSettings>,
+    mut changes: mpsc::UnboundedReceiver<SettingsChange>,
     closed: CancellationToken,
 ) {
     loop {
-        tokio::select! {
-            changed = settings.changed() => if changed.is_err() { return },
+        let change = tokio::select! {
+            change = changes.recv() => match change {
+                Some(change) => change,
+                None => return,
+            },
             _ = closed.cancelled() => return,
-        }
-        let newest = settings.borrow_and_update().clone();
-        if let Err(e) = store.update(&id, newest).await {
-            tracing::warn!(session = %id, error = %e, "session settings not stored");
+        };
+        if let Err(e) = store.apply(&id, &change).await {
+            tracing::warn!(session = %id, error = %e, ?change, "session settings change not stored");
         }
     }
 }

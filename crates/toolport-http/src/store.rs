@@ -7,7 +7,8 @@ use std::task::{Context, Poll, Waker};
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 pub use toolport_server::state::{
-    EventLog, MemoryEventLog, MemorySessionStore, SessionRecord, SessionSettings, SessionStore, StateError,
+    EventLog, MemoryEventLog, MemorySessionStore, SessionRecord, SessionSettings, SessionStore, SettingsChange,
+    StateError,
 };
 
 /// Runs a store call from the parts of the request path that do not await

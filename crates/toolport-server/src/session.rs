@@ -4,12 +4,12 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use tokio::sync::watch;
+use tokio::sync::mpsc;
 use toolport_protocol::ProtocolVersion;
 use toolport_protocol::capabilities::{ClientCapabilities, Implementation};
 use toolport_protocol::logging::LoggingLevel;
 
-use crate::state::SessionSettings;
+use crate::state::{SessionSettings, SettingsChange};
 
 type ClientView = (ProtocolVersion, Arc<ClientCapabilities>, Arc<Implementation>);
 
@@ -34,8 +34,10 @@ pub struct Session {
     log_level: Mutex<Option<LoggingLevel>>,
     subscriptions: Mutex<BTreeSet<String>>,
     /// Told of every change of the settings, once someone keeps a copy of
-    /// them (an HTTP session's record in its store).
-    settings_changed: OnceLock<watch::Sender<SessionSettings>>,
+    /// them (an HTTP session's record in its store). Unbounded: one small
+    /// entry per `setLevel`/`subscribe` request, drained as fast as the
+    /// store takes them; the setters are synchronous and cannot wait.
+    settings_changed: OnceLock<mpsc::UnboundedSender<SettingsChange>>,
 }
 
 impl Session {
@@ -68,25 +70,20 @@ impl Session {
         }
     }
 
-    /// Every change of the settings from now on, each time the whole
-    /// settings (the newest only, when several changes come at once): for
-    /// whoever writes them to a store.
-    pub fn watch_settings(&self) -> watch::Receiver<SessionSettings> {
-        self.settings_changed
-            .get_or_init(|| watch::channel(self.settings()).0)
-            .subscribe()
+    /// Every change of the settings from now on, in order: for whoever
+    /// writes them to a store. `None` when someone already follows them.
+    pub fn settings_changes(&self) -> Option<mpsc::UnboundedReceiver<SettingsChange>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.settings_changed.set(tx).ok()?;
+        Some(rx)
     }
 
-    fn announce_settings(&self) {
+    /// Passes a change on; called with the changed field's lock held, so
+    /// that changes of one field are passed on in the order they happened.
+    fn announce(&self, change: SettingsChange) {
         if let Some(changed) = self.settings_changed.get() {
-            // Under both locks, so that concurrent changes are announced in
-            // the order they happened.
-            let level = self.log_level.lock().unwrap_or_else(|p| p.into_inner());
-            let subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
-            changed.send_replace(SessionSettings {
-                log_level: *level,
-                subscriptions: subscriptions.clone(),
-            });
+            // A follower that went away (a closed session) needs nothing.
+            let _ = changed.send(change);
         }
     }
 
@@ -125,23 +122,23 @@ impl Session {
 
     /// Sets the level.
     pub fn set_log_level(&self, level: LoggingLevel) {
-        *self.log_level.lock().unwrap_or_else(|p| p.into_inner()) = Some(level);
-        self.announce_settings();
+        let mut current = self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+        *current = Some(level);
+        self.announce(SettingsChange::LogLevel(level));
     }
 
     /// Subscribes to a resource's updates.
     pub fn subscribe(&self, uri: &str) {
-        self.subscriptions
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(uri.to_owned());
-        self.announce_settings();
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        subscriptions.insert(uri.to_owned());
+        self.announce(SettingsChange::Subscribed(uri.to_owned()));
     }
 
     /// Unsubscribes.
     pub fn unsubscribe(&self, uri: &str) {
-        self.subscriptions.lock().unwrap_or_else(|p| p.into_inner()).remove(uri);
-        self.announce_settings();
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        subscriptions.remove(uri);
+        self.announce(SettingsChange::Unsubscribed(uri.to_owned()));
     }
 
     /// Whether the session follows this resource.
@@ -157,27 +154,35 @@ impl Session {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn settings_changes_are_announced_whole_and_in_order() {
+    #[test]
+    fn settings_changes_are_passed_on_in_order_to_one_follower() {
         let session = Session::new();
         session.subscribe("file:///before");
-        let mut changes = session.watch_settings();
-        assert_eq!(
-            changes.borrow_and_update().subscriptions.len(),
-            1,
-            "starts from the current settings"
-        );
+        let mut changes = session.settings_changes().expect("the first follower");
+        assert!(session.settings_changes().is_none(), "one follower only");
         session.set_log_level(LoggingLevel::Error);
-        changes.changed().await.unwrap();
-        assert_eq!(changes.borrow_and_update().log_level, Some(LoggingLevel::Error));
         session.subscribe("file:///a");
         session.unsubscribe("file:///before");
-        changes.changed().await.unwrap();
-        let newest = changes.borrow_and_update().clone();
-        assert_eq!(newest, session.settings(), "the newest settings, whole");
-        assert_eq!(newest.subscriptions, BTreeSet::from(["file:///a".to_owned()]));
-        let restored = Session::restored_with(session.negotiated().cloned().unwrap_or_else(negotiated), newest.clone());
-        assert_eq!(restored.settings(), newest);
+        let mut followed = SessionSettings {
+            subscriptions: BTreeSet::from(["file:///before".to_owned()]),
+            ..SessionSettings::default()
+        };
+        let mut seen = Vec::new();
+        while let Ok(change) = changes.try_recv() {
+            followed.apply(&change);
+            seen.push(change);
+        }
+        assert_eq!(
+            seen,
+            [
+                SettingsChange::LogLevel(LoggingLevel::Error),
+                SettingsChange::Subscribed("file:///a".into()),
+                SettingsChange::Unsubscribed("file:///before".into()),
+            ]
+        );
+        assert_eq!(followed, session.settings(), "the follower's copy matches");
+        let restored = Session::restored_with(negotiated(), followed.clone());
+        assert_eq!(restored.settings(), followed);
         assert!(restored.is_subscribed("file:///a"));
     }
 

@@ -10,7 +10,11 @@ use toolport_server::state::{
 
 #[tokio::test(start_paused = true)]
 async fn memory_sessions_pass_the_suite() {
-    suite::session_store(|| async { Arc::new(MemorySessionStore::new()) as Arc<dyn SessionStore> }).await;
+    suite::session_store(|| async {
+        let store: Arc<dyn SessionStore> = Arc::new(MemorySessionStore::new());
+        (store.clone(), store)
+    })
+    .await;
 }
 
 #[tokio::test(start_paused = true)]

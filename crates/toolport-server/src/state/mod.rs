@@ -25,4 +25,4 @@ pub use events::{EventLog, MemoryEventLog, new_stream_id};
 pub use idempotency::{ArgumentsDigest, Claim, ClaimGuard, ClaimTicket, IdempotencyStore, MemoryIdempotencyStore};
 pub use keyring::{KeyRing, KeyRingError};
 pub use rate::{MemoryRateLimiter, RateDecision, RateLimiter};
-pub use sessions::{MemorySessionStore, SessionRecord, SessionSettings, SessionStore};
+pub use sessions::{MemorySessionStore, SessionRecord, SessionSettings, SessionStore, SettingsChange};

@@ -22,6 +22,34 @@ pub struct SessionSettings {
     pub subscriptions: BTreeSet<String>,
 }
 
+/// One change of a session's settings, as a store applies it: a shared
+/// store applies each atomically (set a field, add to or remove from a set),
+/// so changes made through two replicas at once are both kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SettingsChange {
+    /// `logging/setLevel`.
+    LogLevel(LoggingLevel),
+    /// `resources/subscribe`.
+    Subscribed(String),
+    /// `resources/unsubscribe`.
+    Unsubscribed(String),
+}
+
+impl SessionSettings {
+    /// Applies a change.
+    pub fn apply(&mut self, change: &SettingsChange) {
+        match change {
+            SettingsChange::LogLevel(level) => self.log_level = Some(*level),
+            SettingsChange::Subscribed(uri) => {
+                self.subscriptions.insert(uri.clone());
+            }
+            SettingsChange::Unsubscribed(uri) => {
+                self.subscriptions.remove(uri);
+            }
+        }
+    }
+}
+
 /// What a session is, apart from the live connections it has on one machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
@@ -52,8 +80,9 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
     async fn create(&self, id: &str, record: SessionRecord) -> Result<(), StateError>;
     /// The session, if it exists; marks it used.
     async fn get(&self, id: &str) -> Result<Option<SessionRecord>, StateError>;
-    /// Replaces a session's settings; `false` if there is no such session.
-    async fn update(&self, id: &str, settings: SessionSettings) -> Result<bool, StateError>;
+    /// Applies a change to a session's settings, atomically; `false` if
+    /// there is no such session.
+    async fn apply(&self, id: &str, change: &SettingsChange) -> Result<bool, StateError>;
     /// Ends a session; `false` if there was none.
     async fn remove(&self, id: &str) -> Result<bool, StateError>;
     /// Removes and returns the sessions unused for longer than `idle`.
@@ -95,11 +124,11 @@ impl SessionStore for MemorySessionStore {
         }))
     }
 
-    async fn update(&self, id: &str, settings: SessionSettings) -> Result<bool, StateError> {
+    async fn apply(&self, id: &str, change: &SettingsChange) -> Result<bool, StateError> {
         Ok(self
             .lock()
             .get_mut(id)
-            .map(|(record, _)| record.settings = settings)
+            .map(|(record, _)| record.settings.apply(change))
             .is_some())
     }
 

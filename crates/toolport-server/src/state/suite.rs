@@ -23,7 +23,7 @@ use toolport_protocol::tools::CallToolResult;
 
 use super::{
     ArgumentsDigest, Claim, EventBus, EventLog, IdempotencyStore, KeyRing, KeyRingError, RateDecision, RateLimiter,
-    SessionRecord, SessionSettings, SessionStore,
+    SessionRecord, SessionStore, SettingsChange,
 };
 use crate::events::ServerEvent;
 use crate::policy::RateConfig;
@@ -40,14 +40,16 @@ fn record(principal: Option<&str>) -> SessionRecord {
     )
 }
 
-/// Sessions: create, get (which touches), update of settings, remove, reap
-/// of idle ones, count. `make` gives an empty store.
+/// Sessions: create, get (which touches), changes of settings (none lost
+/// when two handles change one session), remove, reap of idle ones, count.
+/// `make` gives two handles on one empty store (two clients of one shared
+/// backend; an in-memory store gives the same instance twice).
 pub async fn session_store<F, Fut>(make: F)
 where
     F: Fn() -> Fut,
-    Fut: Future<Output = Arc<dyn SessionStore>>,
+    Fut: Future<Output = (Arc<dyn SessionStore>, Arc<dyn SessionStore>)>,
 {
-    let store = make().await;
+    let (store, other) = make().await;
     assert_eq!(store.count().await.unwrap(), 0);
     assert_eq!(store.get("a").await.unwrap(), None, "no session before create");
     store.create("a", record(Some("alice"))).await.unwrap();
@@ -55,15 +57,35 @@ where
     assert_eq!(store.count().await.unwrap(), 2);
     assert_eq!(store.get("a").await.unwrap(), Some(record(Some("alice"))));
 
-    let settings = SessionSettings {
-        log_level: Some(LoggingLevel::Warning),
-        subscriptions: BTreeSet::from(["file:///a".to_owned(), "file:///b".to_owned()]),
-    };
-    assert!(store.update("a", settings.clone()).await.unwrap());
-    let updated = store.get("a").await.unwrap().expect("a exists");
-    assert_eq!(updated.settings, settings, "settings are stored whole");
-    assert_eq!(updated.principal.as_deref(), Some("alice"), "an update keeps the rest");
-    assert!(!store.update("nobody", settings).await.unwrap());
+    // Changes through either handle, interleaved: every one is kept.
+    for (handle, change) in [
+        (&store, SettingsChange::LogLevel(LoggingLevel::Warning)),
+        (&other, SettingsChange::Subscribed("file:///a".into())),
+        (&store, SettingsChange::Subscribed("file:///b".into())),
+        (&other, SettingsChange::Subscribed("file:///c".into())),
+        (&store, SettingsChange::Unsubscribed("file:///c".into())),
+        (&other, SettingsChange::LogLevel(LoggingLevel::Error)),
+    ] {
+        assert!(handle.apply("a", &change).await.unwrap(), "{change:?} applies");
+    }
+    let updated = other.get("a").await.unwrap().expect("a exists");
+    assert_eq!(
+        updated.settings.log_level,
+        Some(LoggingLevel::Error),
+        "the newest level"
+    );
+    assert_eq!(
+        updated.settings.subscriptions,
+        BTreeSet::from(["file:///a".to_owned(), "file:///b".to_owned()]),
+        "no change is lost"
+    );
+    assert_eq!(updated.principal.as_deref(), Some("alice"), "a change keeps the rest");
+    assert!(
+        !store
+            .apply("nobody", &SettingsChange::Subscribed("file:///a".into()))
+            .await
+            .unwrap()
+    );
 
     // Idleness: `a` is used halfway, `b` is not; only `b` is reaped.
     let idle = Duration::from_millis(400);

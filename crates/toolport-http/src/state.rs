@@ -123,8 +123,10 @@ impl AppState {
         if record.principal.as_deref() != owner {
             return Ok(None);
         }
-        if let Some(live) = self.live().get(id) {
-            return Ok(Some(live.clone()));
+        if let Some(live) = self.live().get(id).cloned() {
+            // Another replica may have changed the settings meanwhile.
+            live.session.refresh_settings(&record.settings);
+            return Ok(Some(live));
         }
         let session = Arc::new(Session::restored_with(record.negotiated, record.settings));
         Ok(Some(self.go_live(id, session)))
@@ -157,12 +159,7 @@ impl AppState {
         let session = LiveSession::new(id.to_owned(), session, self.events.clone(), self.config.resume_grace);
         tokio::spawn(forward_changes(self.server.clone(), session.clone()));
         if let Some(changes) = changes {
-            tokio::spawn(persist_settings(
-                self.sessions.store.clone(),
-                id.to_owned(),
-                changes,
-                session.closed.clone(),
-            ));
+            tokio::spawn(persist_settings(self.sessions.store.clone(), session.clone(), changes));
         }
         live.insert(id.to_owned(), session.clone());
         session
@@ -224,9 +221,8 @@ impl AppState {
 /// through other replicas meanwhile are kept.
 async fn persist_settings(
     store: Arc<dyn SessionStore>,
-    id: String,
+    live: Arc<LiveSession>,
     mut changes: mpsc::UnboundedReceiver<SettingsChange>,
-    closed: CancellationToken,
 ) {
     loop {
         let change = tokio::select! {
@@ -234,11 +230,12 @@ async fn persist_settings(
                 Some(change) => change,
                 None => return,
             },
-            _ = closed.cancelled() => return,
+            _ = live.closed.cancelled() => return,
         };
-        if let Err(e) = store.apply(&id, &change).await {
-            tracing::warn!(session = %id, error = %e, ?change, "session settings change not stored");
+        if let Err(e) = store.apply(&live.id, &change).await {
+            tracing::warn!(session = %live.id, error = %e, ?change, "session settings change not stored");
         }
+        live.session.settings_change_stored();
     }
 }
 
@@ -312,6 +309,27 @@ mod tests {
             .expect("in the shared store");
         assert_eq!(restored.session.log_level(), Some(LoggingLevel::Error));
         assert!(restored.session.is_subscribed("mem://a"));
+
+        // A change through b reaches a's session on its next request.
+        restored.session.unsubscribe("mem://a");
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+            if sessions
+                .get(&id)
+                .await
+                .unwrap()
+                .unwrap()
+                .settings
+                .subscriptions
+                .is_empty()
+            {
+                break;
+            }
+        }
+        assert!(live.session.is_subscribed("mem://a"), "a has not heard of it yet");
+        let again = a.find_session(&id, Some("alice")).await.unwrap().unwrap();
+        assert!(Arc::ptr_eq(&again, &live), "a keeps its live session");
+        assert!(!live.session.is_subscribed("mem://a"), "a takes the stored settings");
 
         assert_eq!(b.sessions.len(), 0, "b has not counted yet");
         assert_eq!(b.reap().await.unwrap(), 0);

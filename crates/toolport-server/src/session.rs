@@ -2,6 +2,7 @@
 //! session. The stateless era has none.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::mpsc;
@@ -38,6 +39,9 @@ pub struct Session {
     /// entry per `setLevel`/`subscribe` request, drained as fast as the
     /// store takes them; the setters are synchronous and cannot wait.
     settings_changed: OnceLock<mpsc::UnboundedSender<SettingsChange>>,
+    /// Changes passed on and not yet reported stored: while there are any,
+    /// the local settings are newer than the store's.
+    unstored: AtomicUsize,
 }
 
 impl Session {
@@ -81,10 +85,38 @@ impl Session {
     /// Passes a change on; called with the changed field's lock held, so
     /// that changes of one field are passed on in the order they happened.
     fn announce(&self, change: SettingsChange) {
-        if let Some(changed) = self.settings_changed.get() {
-            // A follower that went away (a closed session) needs nothing.
-            let _ = changed.send(change);
+        if let Some(changed) = self.settings_changed.get()
+            && changed.send(change).is_ok()
+        {
+            self.unstored.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    /// The follower stored one change (or gave up on it).
+    pub fn settings_change_stored(&self) {
+        let _ = self
+            .unstored
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
+
+    /// Takes the settings a store holds (changed through another replica,
+    /// say), unless changes made here are still on their way to the store:
+    /// then the local settings are the newer. `true` if they were taken.
+    pub fn refresh_settings(&self, stored: &SessionSettings) -> bool {
+        // Both locks, as every change holds one of them while it counts
+        // itself unstored: no change slips in between check and copy.
+        let mut level = self.log_level.lock().unwrap_or_else(|p| p.into_inner());
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
+        if self.unstored.load(Ordering::SeqCst) > 0 {
+            return false;
+        }
+        if *level != stored.log_level {
+            *level = stored.log_level;
+        }
+        if *subscriptions != stored.subscriptions {
+            subscriptions.clone_from(&stored.subscriptions);
+        }
+        true
     }
 
     /// What `initialize` settled, once it has happened.
@@ -184,6 +216,27 @@ mod tests {
         let restored = Session::restored_with(negotiated(), followed.clone());
         assert_eq!(restored.settings(), followed);
         assert!(restored.is_subscribed("file:///a"));
+    }
+
+    #[test]
+    fn stored_settings_are_taken_only_when_no_local_change_is_on_its_way() {
+        let session = Session::restored(negotiated());
+        let mut changes = session.settings_changes().unwrap();
+        let elsewhere = SessionSettings {
+            log_level: Some(LoggingLevel::Debug),
+            subscriptions: BTreeSet::from(["file:///other".to_owned()]),
+        };
+        session.subscribe("file:///mine");
+        assert!(
+            !session.refresh_settings(&elsewhere),
+            "the local change is not stored yet"
+        );
+        assert!(session.is_subscribed("file:///mine"));
+        assert!(changes.try_recv().is_ok());
+        session.settings_change_stored();
+        assert!(session.refresh_settings(&elsewhere));
+        assert_eq!(session.settings(), elsewhere, "the store's settings are taken");
+        assert!(!session.is_subscribed("file:///mine"));
     }
 
     fn negotiated() -> Negotiated {

@@ -46,6 +46,9 @@ pub(crate) struct LiveSession {
     /// for `Last-Event-ID` resumption during `retention`, then forgotten.
     finished: Mutex<VecDeque<(Instant, u64)>>,
     retention: Duration,
+    /// When a request last used the session on this machine: a replica
+    /// lets go of a session it no longer serves (see [`LiveSession::leave`]).
+    last_used: Mutex<tokio::time::Instant>,
     /// Fires when the session ends (DELETE, expiry, shutdown).
     pub(crate) closed: CancellationToken,
     events: Arc<dyn EventLog>,
@@ -63,6 +66,7 @@ impl LiveSession {
             finished: Mutex::default(),
             retention,
             closed: CancellationToken::new(),
+            last_used: Mutex::new(tokio::time::Instant::now()),
             events,
         })
     }
@@ -206,8 +210,29 @@ impl LiveSession {
         Ok(())
     }
 
-    /// Ends the session: its streams close and its requests are cancelled.
+    /// A request uses the session on this machine.
+    pub(crate) fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = tokio::time::Instant::now();
+    }
+
+    /// How long no request used the session on this machine.
+    pub(crate) fn idle_for(&self) -> Duration {
+        self.last_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed()
+    }
+
+    /// Ends the session: its streams close, its requests are cancelled and
+    /// its events are forgotten.
     pub(crate) fn close(&self) {
+        self.leave();
+        if let Err(e) = ready(self.events.forget(&self.id)) {
+            tracing::warn!(session = %self.id, error = %e, "session events not forgotten");
+        }
+    }
+
+    /// Lets go of the session on this machine only: its streams here close
+    /// and its requests here are cancelled, while its record and events stay
+    /// for the replicas that serve it (or ended it) elsewhere.
+    pub(crate) fn leave(&self) {
         self.closed.cancel();
         for token in self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).values() {
             token.cancel();
@@ -215,9 +240,6 @@ impl LiveSession {
         self.pending.close_all();
         for stream in self.streams().values() {
             *stream.live.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        }
-        if let Err(e) = ready(self.events.forget(&self.id)) {
-            tracing::warn!(session = %self.id, error = %e, "session events not forgotten");
         }
     }
 

@@ -124,6 +124,7 @@ impl AppState {
             return Ok(None);
         }
         if let Some(live) = self.live().get(id).cloned() {
+            live.touch();
             // Another replica may have changed the settings meanwhile.
             live.session.refresh_settings(&record.settings);
             return Ok(Some(live));
@@ -195,14 +196,23 @@ impl AppState {
 
     /// Ends the sessions idle for longer than the configured timeout, and
     /// counts the sessions anew (other replicas of a shared store create and
-    /// end sessions too).
+    /// end sessions too). A session no request used here for as long is let
+    /// go of here: another replica serves it, or ended it, or reaped it.
     pub(crate) async fn reap(&self) -> Result<usize, StateError> {
-        let expired = self.sessions.store.reap(self.config.session_idle_timeout).await?;
+        let idle = self.config.session_idle_timeout;
+        let expired = self.sessions.store.reap(idle).await?;
         for id in &expired {
             if let Some(live) = self.live().remove(id) {
                 live.close();
             }
         }
+        self.live().retain(|_, live| {
+            let keep = live.idle_for() <= idle;
+            if !keep {
+                live.leave();
+            }
+            keep
+        });
         self.sessions.recount().await;
         Ok(expired.len())
     }
@@ -339,5 +349,25 @@ mod tests {
             a.find_session(&id, Some("alice")).await.unwrap().is_none(),
             "ended for every replica"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_replica_lets_go_of_a_session_another_one_ended() {
+        let sessions = Arc::new(MemorySessionStore::new());
+        let events = Arc::new(MemoryEventLog::new(16));
+        let (a, b) = (replica(&sessions, &events), replica(&sessions, &events));
+        let id = a.open_session(initialized(), None).await.unwrap().unwrap();
+        let on_b = b.find_session(&id, None).await.unwrap().unwrap();
+        assert!(a.close_session(&id, None).await.unwrap());
+        assert!(!on_b.closed.is_cancelled(), "b has not noticed yet");
+
+        let idle = b.config.session_idle_timeout;
+        tokio::time::advance(idle / 2).await;
+        assert_eq!(b.reap().await.unwrap(), 0);
+        assert!(!on_b.closed.is_cancelled(), "recently used on b");
+        tokio::time::advance(idle).await;
+        assert_eq!(b.reap().await.unwrap(), 0, "nothing left to reap in the store");
+        assert!(on_b.closed.is_cancelled(), "b let go of it");
+        assert!(b.live().is_empty());
     }
 }

@@ -2,7 +2,7 @@
 //! SSE streams, the requests it has in flight, and our requests to its client.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,12 +11,14 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::jsonrpc::{Message, RequestId, encode};
 use toolport_rpc::pending::PendingRequests;
+use toolport_server::state::new_stream_id;
 use toolport_server::{Server, ServerEvent, Session};
 
 use crate::sse;
-use crate::store::EventStore;
+use crate::store::{EventLog, ready};
 
-/// The stream id of the standalone GET stream; POST streams count from 1.
+/// The stream id of the standalone GET stream; POST streams have random ids
+/// (so that no two replicas sharing an event log open the same stream).
 pub(crate) const GET_STREAM: u64 = 0;
 
 /// Finished POST streams a session keeps for resumption at most, however
@@ -44,20 +46,17 @@ pub(crate) struct LiveSession {
     /// for `Last-Event-ID` resumption during `retention`, then forgotten.
     finished: Mutex<VecDeque<(Instant, u64)>>,
     retention: Duration,
-    next_stream: AtomicU64,
+    /// When a request last used the session on this machine: a replica
+    /// lets go of a session it no longer serves (see [`LiveSession::leave`]).
+    last_used: Mutex<tokio::time::Instant>,
     /// Fires when the session ends (DELETE, expiry, shutdown).
     pub(crate) closed: CancellationToken,
-    events: Arc<dyn EventStore>,
+    events: Arc<dyn EventLog>,
 }
 
 impl LiveSession {
     /// A session whose finished streams stay resumable for `retention`.
-    pub(crate) fn new(
-        id: String,
-        session: Arc<Session>,
-        events: Arc<dyn EventStore>,
-        retention: Duration,
-    ) -> Arc<Self> {
+    pub(crate) fn new(id: String, session: Arc<Session>, events: Arc<dyn EventLog>, retention: Duration) -> Arc<Self> {
         Arc::new(LiveSession {
             id,
             session,
@@ -66,8 +65,8 @@ impl LiveSession {
             streams: Mutex::default(),
             finished: Mutex::default(),
             retention,
-            next_stream: AtomicU64::new(GET_STREAM + 1),
             closed: CancellationToken::new(),
+            last_used: Mutex::new(tokio::time::Instant::now()),
             events,
         })
     }
@@ -78,7 +77,7 @@ impl LiveSession {
 
     /// Opens a new POST stream read by `reader`.
     pub(crate) fn open_stream(&self, reader: mpsc::Sender<Bytes>) -> (u64, Arc<StreamState>) {
-        let id = self.next_stream.fetch_add(1, Ordering::Relaxed);
+        let id = new_stream_id();
         let state = Arc::new(StreamState {
             live: Mutex::new(Some(reader)),
             finished: AtomicBool::new(false),
@@ -97,12 +96,20 @@ impl LiveSession {
 
     /// Records an event of a stream and sends it to its reader, if any. A
     /// reader that cannot keep up is dropped; it may resume from its last id.
+    /// An event the log could not record goes out without an id: the reader
+    /// gets it, a resumption would not.
     pub(crate) fn emit(&self, stream_id: u64, stream: &StreamState, message: &Message) {
         let data = Bytes::from(encode(message));
         let mut live = stream.live.lock().unwrap_or_else(|p| p.into_inner());
-        let seq = self.events.append(&self.id, stream_id, data.clone());
+        let id = match ready(self.events.append(&self.id, stream_id, data.clone())) {
+            Ok(seq) => Some(event_id(stream_id, seq)),
+            Err(e) => {
+                tracing::warn!(session = %self.id, stream = stream_id, error = %e, "event not recorded for resumption");
+                None
+            }
+        };
         if let Some(tx) = live.as_ref() {
-            match tx.try_send(sse::event(Some(&event_id(stream_id, seq)), None, &data)) {
+            match tx.try_send(sse::event(id.as_deref(), None, &data)) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     disconnected("slow_consumer");
@@ -160,7 +167,9 @@ impl LiveSession {
         }
         drop(streams);
         for id in expired {
-            self.events.forget_stream(&self.id, id);
+            if let Err(e) = ready(self.events.forget_stream(&self.id, id)) {
+                tracing::warn!(session = %self.id, stream = id, error = %e, "finished stream not forgotten");
+            }
         }
     }
 
@@ -180,8 +189,11 @@ impl LiveSession {
         let replay = if after == 0 && stream_id == GET_STREAM {
             Vec::new()
         } else {
-            self.events
-                .after(&self.id, stream_id, after)
+            ready(self.events.after(&self.id, stream_id, after))
+                .unwrap_or_else(|e| {
+                    tracing::warn!(session = %self.id, stream = stream_id, error = %e, "events not replayed");
+                    None
+                })
                 .ok_or(AttachError::Unknown)?
         };
         for (seq, data) in replay {
@@ -198,8 +210,29 @@ impl LiveSession {
         Ok(())
     }
 
-    /// Ends the session: its streams close and its requests are cancelled.
+    /// A request uses the session on this machine.
+    pub(crate) fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = tokio::time::Instant::now();
+    }
+
+    /// How long no request used the session on this machine.
+    pub(crate) fn idle_for(&self) -> Duration {
+        self.last_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed()
+    }
+
+    /// Ends the session: its streams close, its requests are cancelled and
+    /// its events are forgotten.
     pub(crate) fn close(&self) {
+        self.leave();
+        if let Err(e) = ready(self.events.forget(&self.id)) {
+            tracing::warn!(session = %self.id, error = %e, "session events not forgotten");
+        }
+    }
+
+    /// Lets go of the session on this machine only: its streams here close
+    /// and its requests here are cancelled, while its record and events stay
+    /// for the replicas that serve it (or ended it) elsewhere.
+    pub(crate) fn leave(&self) {
         self.closed.cancel();
         for token in self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).values() {
             token.cancel();
@@ -208,7 +241,6 @@ impl LiveSession {
         for stream in self.streams().values() {
             *stream.live.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
-        self.events.forget(&self.id);
     }
 
     /// Server-initiated messages go on the standalone GET stream.
@@ -233,7 +265,8 @@ pub(crate) fn disconnected(reason: &'static str) {
 }
 
 /// Event ids encode the stream, so a resumption finds its stream
-/// (`<stream>-<sequence>`), and are unique within the session.
+/// (`<stream>-<sequence>`). Stream ids are random and sequences come from
+/// the (possibly shared) event log, so ids are unique across replicas.
 pub(crate) fn event_id(stream: u64, seq: u64) -> String {
     format!("{stream}-{seq}")
 }
@@ -249,7 +282,7 @@ pub(crate) async fn forward_changes(server: Server, live: Arc<LiveSession>) {
     let mut events = server.events();
     loop {
         let batch = tokio::select! {
-            batch = ServerEvent::next(&mut events) => batch,
+            batch = events.next() => batch,
             _ = live.closed.cancelled() => return,
         };
         let Some(batch) = batch else { return };
@@ -269,7 +302,7 @@ mod tests {
     use toolport_protocol::jsonrpc::Notification;
 
     use super::*;
-    use crate::store::MemoryEventStore;
+    use crate::store::MemoryEventLog;
 
     fn run_streams(live: &LiveSession, count: usize) -> Vec<u64> {
         (0..count)
@@ -285,16 +318,22 @@ mod tests {
 
     #[test]
     fn finished_streams_are_forgotten_after_their_retention_and_beyond_the_cap() {
-        let events = Arc::new(MemoryEventStore::new(16));
+        let events = Arc::new(MemoryEventLog::new(16));
         let session = Arc::new(Session::new());
         // No retention: each finished stream replaces the one before.
         let live = LiveSession::new("s".into(), session.clone(), events.clone(), Duration::ZERO);
         let ids = run_streams(&live, 10);
         assert_eq!(live.streams().len(), 1);
         let (last, earlier) = ids.split_last().unwrap();
-        assert!(events.after("s", *last, 0).is_some(), "the newest stays resumable");
+        assert!(
+            ready(events.after("s", *last, 0)).unwrap().is_some(),
+            "the newest stays resumable"
+        );
         for id in earlier {
-            assert!(events.after("s", *id, 0).is_none(), "stream {id} is forgotten");
+            assert!(
+                ready(events.after("s", *id, 0)).unwrap().is_none(),
+                "stream {id} is forgotten"
+            );
             let (tx, _rx) = mpsc::channel(4);
             assert_eq!(live.attach(*id, 1, tx), Err(AttachError::Unknown));
         }
@@ -302,9 +341,49 @@ mod tests {
         let live = LiveSession::new("t".into(), session, events.clone(), Duration::from_secs(3600));
         let ids = run_streams(&live, MAX_FINISHED_STREAMS + 10);
         assert_eq!(live.streams().len(), MAX_FINISHED_STREAMS);
-        assert!(events.after("t", ids[9], 0).is_none());
-        assert!(events.after("t", ids[10], 0).is_some());
+        assert!(ready(events.after("t", ids[9], 0)).unwrap().is_none());
+        assert!(ready(events.after("t", ids[10], 0)).unwrap().is_some());
         let (tx, _rx) = mpsc::channel(4);
         assert_eq!(live.attach(ids[10], 1, tx), Ok(()), "a kept stream resumes");
+    }
+
+    fn event_ids(rx: &mut mpsc::Receiver<Bytes>) -> Vec<String> {
+        let mut ids = Vec::new();
+        while let Ok(event) = rx.try_recv() {
+            let text = String::from_utf8(event.to_vec()).unwrap();
+            ids.push(
+                text.lines()
+                    .find_map(|l| l.strip_prefix("id: "))
+                    .expect("an id")
+                    .to_owned(),
+            );
+        }
+        ids
+    }
+
+    #[tokio::test]
+    async fn two_replicas_of_a_session_sharing_a_log_never_mint_one_event_id() {
+        let events: Arc<dyn EventLog> = Arc::new(MemoryEventLog::new(64));
+        let replicas =
+            [0, 1].map(|_| LiveSession::new("s".into(), Arc::new(Session::new()), events.clone(), Duration::ZERO));
+        let note = Message::Notification(Notification::new("n", None));
+        let mut ids = std::collections::BTreeSet::new();
+        for replica in &replicas {
+            // Each replica has a reader on its GET stream and opens POST streams.
+            let (get_tx, mut get_rx) = mpsc::channel(8);
+            replica.attach(GET_STREAM, 0, get_tx).unwrap();
+            for _ in 0..5 {
+                let (tx, mut rx) = mpsc::channel(4);
+                let (id, stream) = replica.open_stream(tx);
+                assert_ne!(id, GET_STREAM, "a POST stream never takes the GET stream's id");
+                replica.emit(id, &stream, &note);
+                replica.emit(id, &stream, &note);
+                replica.emit_on_get_stream(&note);
+                for id in event_ids(&mut rx).into_iter().chain(event_ids(&mut get_rx)) {
+                    assert!(ids.insert(id.clone()), "event id {id} minted twice");
+                }
+            }
+        }
+        assert_eq!(ids.len(), 2 * (5 * 2 + 5));
     }
 }

@@ -17,7 +17,7 @@ use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::endpoint::route;
 use crate::state::AppState;
-use crate::store::{EventStore, MemoryEventStore, MemorySessionStore, SessionStore};
+use crate::store::{EventLog, MemoryEventLog, MemorySessionStore, SessionStore};
 
 /// Latency histogram buckets of [`HttpServer::prometheus`], in seconds: from
 /// sub-millisecond tool calls to the five-minute default deadline.
@@ -54,16 +54,19 @@ impl std::fmt::Debug for HttpServer {
 impl HttpServer {
     /// With sessions and events kept in memory.
     pub fn new(server: Server, config: HttpConfig) -> Self {
-        let events = Arc::new(MemoryEventStore::new(config.events_per_stream));
+        let events = Arc::new(MemoryEventLog::new(config.events_per_stream));
         HttpServer::with_stores(server, config, Arc::new(MemorySessionStore::default()), events)
     }
 
     /// With the given stores (for example shared ones, across replicas).
+    /// Parts of the request path do not await the stores yet: a store that
+    /// waits for a round trip needs the multi-threaded runtime there (see
+    /// the `store` module).
     pub fn with_stores(
         server: Server,
         config: HttpConfig,
         sessions: Arc<dyn SessionStore>,
-        events: Arc<dyn EventStore>,
+        events: Arc<dyn EventLog>,
     ) -> Self {
         HttpServer {
             state: AppState::new(server, config, sessions, events),
@@ -213,9 +216,10 @@ async fn reap(state: Arc<AppState>) {
     let mut ticker = tokio::time::interval(period);
     loop {
         ticker.tick().await;
-        let reaped = state.reap();
-        if reaped > 0 {
-            tracing::debug!(reaped, "idle sessions ended");
+        match state.reap().await {
+            Ok(0) => {}
+            Ok(reaped) => tracing::debug!(reaped, "idle sessions ended"),
+            Err(e) => tracing::warn!(error = %e, "idle sessions not reaped"),
         }
     }
 }

@@ -1,13 +1,14 @@
 //! Changes the server announces to connections and listeners.
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio::sync::broadcast;
-use tokio::sync::broadcast::error::RecvError;
 use toolport_protocol::jsonrpc::Notification;
 use toolport_protocol::{prompts, resources, tools};
 
-/// Something changed on the server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Something changed on the server. Serializable, for a bus shared by
+/// replicas (see [`crate::state::EventBus`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", content = "uri", rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum ServerEvent {
     /// A tool was added, removed or replaced.
@@ -39,22 +40,23 @@ impl ServerEvent {
             ServerEvent::ResourceUpdated(uri) => Notification::new(resources::UPDATED, Some(json!({ "uri": uri }))),
         }
     }
-
-    /// The next events of a subscription; `None` once the server is gone.
-    /// A subscriber that fell behind gets [`ServerEvent::all_lists`].
-    pub async fn next(events: &mut broadcast::Receiver<ServerEvent>) -> Option<Vec<ServerEvent>> {
-        match events.recv().await {
-            Ok(event) => Some(vec![event]),
-            Err(RecvError::Lagged(_)) => Some(ServerEvent::all_lists()),
-            Err(RecvError::Closed) => None,
-        }
-    }
 }
 
-/// Events buffered per subscriber; one that falls further behind is told
-/// that every list changed, which is always a correct (if coarse) answer.
-pub(crate) const EVENT_BUFFER: usize = 256;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-pub(crate) fn channel() -> broadcast::Sender<ServerEvent> {
-    broadcast::channel(EVENT_BUFFER).0
+    #[test]
+    fn events_travel_as_json() {
+        for (event, text) in [
+            (ServerEvent::ToolsChanged, r#"{"event":"toolsChanged"}"#),
+            (
+                ServerEvent::ResourceUpdated("mem://a".into()),
+                r#"{"event":"resourceUpdated","uri":"mem://a"}"#,
+            ),
+        ] {
+            assert_eq!(serde_json::to_string(&event).unwrap(), text);
+            assert_eq!(serde_json::from_str::<ServerEvent>(text).unwrap(), event);
+        }
+    }
 }

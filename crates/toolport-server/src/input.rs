@@ -13,7 +13,7 @@
 //!   integrity-protected `requestState`, so a multi-round handler sees all of them.
 //!
 //! `requestState` is attacker-controlled input. It is sealed with HMAC-SHA256
-//! and bound to the method, the tool/prompt/resource, a digest of the
+//! by the server's [`KeyRing`] (whose key id travels in the state) and bound to the method, the tool/prompt/resource, a digest of the
 //! arguments, the principal and an expiry; anything that fails is refused.
 
 use std::collections::BTreeMap;
@@ -21,11 +21,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use toolport_protocol::mrtr::InputRequests;
+
+use crate::state::{KeyRing, KeyRingError};
 
 /// What a handler needs before it can finish.
 #[derive(Debug, Clone, Default)]
@@ -111,43 +112,28 @@ pub(crate) enum StateError {
     WrongPrincipal,
 }
 
-/// Seals and opens `requestState` with a server secret.
-#[derive(Clone)]
+/// Seals and opens `requestState` with the server's key ring.
+#[derive(Clone, Debug)]
 pub(crate) struct StateSealer {
-    key: [u8; 32],
+    /// Its Debug never shows a key.
+    keys: KeyRing,
     ttl: Duration,
-}
-
-impl std::fmt::Debug for StateSealer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never print the key.
-        f.debug_struct("StateSealer")
-            .field("ttl", &self.ttl)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Longest `requestState` accepted; a sealed state grows with the answers it
 /// carries, and an attacker must not make us verify megabytes.
 const MAX_STATE_LEN: usize = 256 * 1024;
 
-type HmacSha256 = Hmac<Sha256>;
-
 impl StateSealer {
-    pub(crate) fn new(key: [u8; 32], ttl: Duration) -> Self {
-        StateSealer { key, ttl }
+    pub(crate) fn new(keys: KeyRing, ttl: Duration) -> Self {
+        StateSealer { keys, ttl }
     }
 
     /// A sealer with a random key: states survive only this process. Servers
-    /// behind a load balancer configure a shared key instead.
+    /// behind a load balancer configure shared keys instead.
+    #[cfg(test)]
     pub(crate) fn random(ttl: Duration) -> Self {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).expect("the OS random source is available");
-        StateSealer::new(key, ttl)
-    }
-
-    fn mac(&self) -> HmacSha256 {
-        <HmacSha256 as KeyInit>::new_from_slice(&self.key).expect("HMAC takes any key length")
+        StateSealer::new(KeyRing::random(), ttl)
     }
 
     pub(crate) fn seal(&self, binding: &StateBinding, body: StatePayload) -> String {
@@ -161,23 +147,18 @@ impl StateSealer {
             p: binding.principal.clone(),
             body,
         };
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&envelope).expect("state serializes"));
-        let mut mac = self.mac();
-        mac.update(payload.as_bytes());
-        let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-        format!("{payload}.{tag}")
+        self.keys
+            .seal(&serde_json::to_vec(&envelope).expect("state serializes"))
     }
 
     pub(crate) fn open(&self, sealed: &str, binding: &StateBinding) -> Result<StatePayload, StateError> {
         if sealed.len() > MAX_STATE_LEN {
             return Err(StateError::Malformed);
         }
-        let (payload, tag) = sealed.split_once('.').ok_or(StateError::Malformed)?;
-        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Malformed)?;
-        let mut mac = self.mac();
-        mac.update(payload.as_bytes());
-        mac.verify_slice(&tag).map_err(|_| StateError::Tampered)?;
-        let bytes = URL_SAFE_NO_PAD.decode(payload).map_err(|_| StateError::Malformed)?;
+        let bytes = self.keys.open(sealed).map_err(|e| match e {
+            KeyRingError::Tampered => StateError::Tampered,
+            _ => StateError::Malformed,
+        })?;
         let envelope: Envelope = serde_json::from_slice(&bytes).map_err(|_| StateError::Malformed)?;
         if envelope.v != 1 {
             return Err(StateError::Malformed);
@@ -240,9 +221,9 @@ mod tests {
         let sealer = StateSealer::random(Duration::from_secs(60));
         let b = binding(json!({}), None);
         let sealed = sealer.seal(&b, StatePayload::default());
-        let (payload, tag) = sealed.split_once('.').unwrap();
-        let mut forged = payload.as_bytes().to_vec();
-        forged[3] ^= 1;
+        let (head, tag) = sealed.rsplit_once('.').unwrap();
+        let mut forged = head.as_bytes().to_vec();
+        forged[5] ^= 1;
         let forged = format!("{}.{tag}", String::from_utf8_lossy(&forged));
         assert_eq!(sealer.open(&forged, &b), Err(StateError::Tampered));
         let other = StateSealer::random(Duration::from_secs(60));
@@ -254,26 +235,33 @@ mod tests {
 
     #[test]
     fn expired_states_are_refused() {
-        let sealer = StateSealer {
-            key: [7; 32],
-            ttl: Duration::ZERO,
-        };
+        let keys = KeyRing::new("k", [7; 32]).unwrap();
+        let sealer = StateSealer::new(keys.clone(), Duration::ZERO);
         let b = binding(json!({}), None);
         let sealed = sealer.seal(&b, StatePayload::default());
         // Sealed with an expiry of "now": one second later it has lapsed.
-        let envelope: Envelope =
-            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(sealed.split_once('.').unwrap().0).unwrap()).unwrap();
+        let mut envelope: Envelope = serde_json::from_slice(&keys.open(&sealed).unwrap()).unwrap();
         assert!(envelope.exp <= now_secs());
-        let expired = StateSealer {
-            key: [7; 32],
-            ttl: Duration::ZERO,
-        };
-        let mut env = envelope;
-        env.exp = now_secs() - 1;
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&env).unwrap());
-        let mut mac = expired.mac();
-        mac.update(payload.as_bytes());
-        let resealed = format!("{payload}.{}", URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()));
-        assert_eq!(expired.open(&resealed, &b), Err(StateError::Expired));
+        envelope.exp = now_secs() - 1;
+        let resealed = keys.seal(&serde_json::to_vec(&envelope).unwrap());
+        assert_eq!(sealer.open(&resealed, &b), Err(StateError::Expired));
+    }
+
+    #[test]
+    fn a_state_sealed_before_a_key_rotation_still_opens() {
+        let old = KeyRing::new("old", [1; 32]).unwrap();
+        let rotated = KeyRing::new("new", [2; 32]).unwrap().with_key("old", [1; 32]).unwrap();
+        let b = binding(json!({"x": 1}), None);
+        let sealed = StateSealer::new(old, Duration::from_secs(60)).seal(&b, StatePayload::default());
+        let sealer = StateSealer::new(rotated, Duration::from_secs(60));
+        assert_eq!(sealer.open(&sealed, &b), Ok(StatePayload::default()));
+        let resealed = sealer.seal(&b, StatePayload::default());
+        assert!(resealed.starts_with("new."), "the first key seals");
+        let without_new = StateSealer::new(KeyRing::new("old", [1; 32]).unwrap(), Duration::from_secs(60));
+        assert_eq!(
+            without_new.open(&resealed, &b),
+            Err(StateError::Tampered),
+            "an unknown key id"
+        );
     }
 }

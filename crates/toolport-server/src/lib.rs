@@ -51,6 +51,7 @@ pub mod schema;
 mod serve;
 mod server;
 mod session;
+pub mod state;
 mod tool;
 pub mod uri_template;
 

@@ -43,7 +43,7 @@ impl Server {
         }
         loop {
             let batch = tokio::select! {
-                batch = ServerEvent::next(&mut events) => batch,
+                batch = events.next() => batch,
                 _ = scope.call.cancel.cancelled() => break,
                 _ = self.inner.shutdown.cancelled() => break,
             };

@@ -12,12 +12,12 @@ use std::sync::{Arc, RwLock};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use tokio::sync::broadcast;
 use toolport_protocol::ErrorObject;
 
 use crate::events::ServerEvent;
 use crate::prompt::PromptEntry;
 use crate::resource::{ResourceEntry, TemplateEntry};
+use crate::state::EventBus;
 use crate::tool::ToolEntry;
 
 /// Something a registry holds.
@@ -86,7 +86,7 @@ pub struct DefinitionError(pub String);
 /// One kind of entry, by key.
 pub struct Registry<T> {
     entries: RwLock<BTreeMap<String, Arc<T>>>,
-    events: broadcast::Sender<ServerEvent>,
+    events: Arc<dyn EventBus>,
 }
 
 impl<T> fmt::Debug for Registry<T> {
@@ -97,7 +97,7 @@ impl<T> fmt::Debug for Registry<T> {
 }
 
 impl<T: Entry> Registry<T> {
-    pub(crate) fn new(events: broadcast::Sender<ServerEvent>) -> Self {
+    pub(crate) fn new(events: Arc<dyn EventBus>) -> Self {
         Registry {
             entries: RwLock::default(),
             events,
@@ -120,7 +120,7 @@ impl<T: Entry> Registry<T> {
             return Err(DefinitionError(e.to_owned()));
         }
         self.write().insert(entry.key().to_owned(), Arc::new(entry));
-        let _ = self.events.send(T::changed());
+        self.events.publish(T::changed());
         Ok(())
     }
 
@@ -128,7 +128,7 @@ impl<T: Entry> Registry<T> {
     pub fn remove(&self, key: &str) -> bool {
         let removed = self.write().remove(key).is_some();
         if removed {
-            let _ = self.events.send(T::changed());
+            self.events.publish(T::changed());
         }
         removed
     }

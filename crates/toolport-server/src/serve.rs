@@ -93,7 +93,7 @@ async fn forward_changes(server: Server, session: Arc<Session>, peer: Peer) {
     let closed = peer.closed();
     loop {
         let batch = tokio::select! {
-            batch = ServerEvent::next(&mut events) => batch,
+            batch = events.next() => batch,
             _ = closed.cancelled() => return,
         };
         let Some(batch) = batch else { return };

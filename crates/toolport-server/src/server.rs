@@ -5,20 +5,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::ProtocolVersion;
 use toolport_protocol::capabilities::{Implementation, ListChangedCapability, ResourcesCapability, ServerCapabilities};
 
 use crate::audit::AuditLog;
 pub use crate::cache::CacheHints;
-use crate::events::{self, ServerEvent};
+use crate::events::ServerEvent;
 use crate::extension::{Extension, Extensions};
 use crate::input::StateSealer;
 use crate::policy::{Policies, PolicyConfig};
 use crate::prompt::PromptEntry;
 use crate::registry::{DefinitionError, Registry};
 use crate::resource::{ResourceEntry, TemplateEntry};
+use crate::state::{EventBus, EventSubscription, IdempotencyStore, KeyRing, MemoryEventBus, RateLimiter};
 use crate::tool::ToolEntry;
 
 /// Tunable behaviour of a server.
@@ -68,7 +68,8 @@ pub(crate) struct ServerInner {
     pub(crate) resources: Registry<ResourceEntry>,
     pub(crate) templates: Registry<TemplateEntry>,
     pub(crate) prompts: Registry<PromptEntry>,
-    pub(crate) events: broadcast::Sender<ServerEvent>,
+    /// Where list changes and resource updates are announced.
+    pub(crate) events: Arc<dyn EventBus>,
     pub(crate) sealer: StateSealer,
     pub(crate) options: ServerOptions,
     /// Fires on shutdown: long-lived requests (listen) end with a result.
@@ -102,10 +103,13 @@ pub struct ServerBuilder {
     templates: Vec<TemplateEntry>,
     prompts: Vec<PromptEntry>,
     options: ServerOptions,
-    state_key: Option<[u8; 32]>,
+    key_ring: Option<KeyRing>,
     policies: PolicyConfig,
     audit: Option<AuditLog>,
     extensions: Vec<Extension>,
+    idempotency_store: Option<Arc<dyn IdempotencyStore>>,
+    rate_limiter: Option<Arc<dyn RateLimiter>>,
+    event_bus: Option<Arc<dyn EventBus>>,
 }
 
 impl Server {
@@ -119,10 +123,13 @@ impl Server {
             templates: Vec::new(),
             prompts: Vec::new(),
             options: ServerOptions::default(),
-            state_key: None,
+            key_ring: None,
             policies: PolicyConfig::default(),
             audit: None,
             extensions: Vec::new(),
+            idempotency_store: None,
+            rate_limiter: None,
+            event_bus: None,
         }
     }
 
@@ -159,11 +166,11 @@ impl Server {
     /// Announces that a resource's contents changed: subscribers and listeners
     /// get `notifications/resources/updated`.
     pub fn resource_updated(&self, uri: &str) {
-        let _ = self.inner.events.send(ServerEvent::ResourceUpdated(uri.to_owned()));
+        self.inner.events.publish(ServerEvent::ResourceUpdated(uri.to_owned()));
     }
 
     /// Every change from now on.
-    pub fn events(&self) -> broadcast::Receiver<ServerEvent> {
+    pub fn events(&self) -> EventSubscription {
         self.inner.events.subscribe()
     }
 
@@ -255,11 +262,40 @@ impl ServerBuilder {
         self
     }
 
-    /// The secret that seals `requestState`. Replicas behind one load balancer
-    /// must share it; without one, a random key is made and states do not
-    /// survive a restart.
+    /// The secret that seals `requestState` (a key ring of one key, id
+    /// `"0"`). Replicas behind one load balancer must share it; without one,
+    /// a random key is made and states do not survive a restart.
     pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
-        self.state_key = Some(key);
+        self.key_ring = Some(KeyRing::new("0", key).expect("a valid key id"));
+        self
+    }
+
+    /// The keys that seal and open `requestState`: the first seals, all
+    /// open, so that replicas can rotate keys without refusing states in
+    /// flight.
+    pub fn request_state_keys(mut self, keys: KeyRing) -> Self {
+        self.key_ring = Some(keys);
+        self
+    }
+
+    /// Where idempotency records live (a shared store across replicas); by
+    /// default in memory, keeping results for the configured time to live.
+    pub fn idempotency_store(mut self, store: Arc<dyn IdempotencyStore>) -> Self {
+        self.idempotency_store = Some(store);
+        self
+    }
+
+    /// Where rate buckets live (a shared store across replicas); by default
+    /// in memory.
+    pub fn rate_limiter(mut self, limiter: Arc<dyn RateLimiter>) -> Self {
+        self.rate_limiter = Some(limiter);
+        self
+    }
+
+    /// The bus that carries list changes and resource updates (a shared one
+    /// across replicas); by default within this process.
+    pub fn event_bus(mut self, bus: Arc<dyn EventBus>) -> Self {
+        self.event_bus = Some(bus);
         self
     }
 
@@ -285,12 +321,9 @@ impl ServerBuilder {
     /// Builds the server, or names the first definition that is invalid.
     pub fn build(self) -> Result<Server, DefinitionError> {
         let extensions = Extensions::new(self.extensions, crate::metrics::CORE_METHODS)?;
-        let events = events::channel();
+        let events = self.event_bus.unwrap_or_else(|| Arc::new(MemoryEventBus::default()));
         let ttl = self.options.request_state_ttl;
-        let sealer = match self.state_key {
-            Some(key) => StateSealer::new(key, ttl),
-            None => StateSealer::random(ttl),
-        };
+        let sealer = StateSealer::new(self.key_ring.unwrap_or_else(KeyRing::random), ttl);
         let inner = ServerInner {
             info_value: serde_json::to_value(&self.info).expect("implementation info serializes"),
             info_meta_raw: serde_json::value::to_raw_value(
@@ -309,7 +342,7 @@ impl ServerBuilder {
             sealer,
             options: self.options,
             shutdown: CancellationToken::new(),
-            policies: Policies::new(self.policies),
+            policies: Policies::new(self.policies, self.idempotency_store, self.rate_limiter),
             audit: self.audit,
             method_metrics: std::sync::OnceLock::new(),
             extensions,

@@ -5,153 +5,82 @@
 //! Keys are scoped to the principal and the tool, so one caller's key never
 //! answers another caller's call. Only complete results are kept (a tool's
 //! `isError` result included); a call that fails at the protocol level or is
-//! cancelled frees its key for a retry.
+//! cancelled frees its key for a retry. The records live in the server's
+//! [`IdempotencyStore`] (in memory by default).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use sha2::{Digest, Sha256};
-use tokio::sync::watch;
+use serde_json::Value;
+use toolport_protocol::ErrorObject;
 use toolport_protocol::tools::CallToolResult;
 
-/// The state of one key.
-#[derive(Debug)]
-enum Slot {
-    Running {
-        digest: [u8; 32],
-        done: watch::Receiver<Option<CallToolResult>>,
-    },
-    Done {
-        digest: [u8; 32],
-        result: CallToolResult,
-        at: Instant,
-    },
-}
+use crate::state::{ArgumentsDigest, Claim, ClaimGuard, IdempotencyStore, StateError};
 
-/// Where the keys live. In memory here; the trait-shaped surface (claim,
-/// complete, abandon) is what a shared store implements.
+/// What claiming a call's key gave.
 #[derive(Debug)]
-pub(crate) struct IdempotencyStore {
-    slots: Mutex<HashMap<String, Slot>>,
-    ttl: Duration,
-}
-
-/// What claiming a key gave.
-#[derive(Debug)]
-pub(crate) enum Claim {
+pub(crate) enum Claimed {
     /// This call runs; report its end through the guard.
-    First(ClaimGuard),
+    Run(Guard),
     /// A finished call's result.
     Done(CallToolResult),
-    /// The key was used with other arguments.
-    Conflict,
 }
 
 /// Held by the call that owns a key.
 #[derive(Debug)]
-pub(crate) struct ClaimGuard {
-    store: Arc<IdempotencyStore>,
-    key: String,
-    digest: [u8; 32],
-    done: Option<watch::Sender<Option<CallToolResult>>>,
-}
+pub(crate) struct Guard(ClaimGuard);
 
-impl ClaimGuard {
-    /// Stores the result for repeats and wakes the waiting ones.
-    pub(crate) fn complete(mut self, result: &CallToolResult) {
-        let mut slots = self.store.lock();
-        slots.insert(
-            self.key.clone(),
-            Slot::Done {
-                digest: self.digest,
-                result: result.clone(),
-                at: Instant::now(),
-            },
-        );
-        drop(slots);
-        if let Some(done) = self.done.take() {
-            let _ = done.send(Some(result.clone()));
+impl Guard {
+    /// Stores a complete result for repeats, or frees the key after a
+    /// protocol-level failure. A store that fails here costs repeats their
+    /// answer, not this call its result, so the failure is logged only.
+    pub(crate) async fn finish<E>(self, outcome: &Result<CallToolResult, E>) {
+        let stored = match outcome {
+            Ok(result) => self.0.complete(result).await,
+            Err(_) => self.0.abandon().await,
+        };
+        if let Err(e) = stored {
+            tracing::warn!(error = %e, "an idempotency record was not stored");
         }
     }
 }
 
-impl Drop for ClaimGuard {
-    fn drop(&mut self) {
-        // Not completed: the key is free again, and waiters claim it anew.
-        if self.done.take().is_some() {
-            self.store.lock().remove(&self.key);
+/// Idempotency keys of one server.
+#[derive(Debug)]
+pub(crate) struct Idempotency {
+    store: Arc<dyn IdempotencyStore>,
+}
+
+impl Idempotency {
+    pub(crate) fn new(store: Arc<dyn IdempotencyStore>) -> Self {
+        Idempotency { store }
+    }
+
+    /// Claims `key` of `principal` for a call of `tool` with these
+    /// arguments, holding it for `lease` (how long the call may take).
+    pub(crate) async fn claim(
+        &self,
+        principal: &str,
+        tool: &str,
+        key: &str,
+        arguments: &Value,
+        lease: Duration,
+    ) -> Result<Claimed, ErrorObject> {
+        let scoped = format!("{principal}\u{0}{tool}\u{0}{key}");
+        let digest = ArgumentsDigest::of(arguments);
+        match self.store.claim(&scoped, digest, lease).await.map_err(unavailable)? {
+            Claim::First(ticket) => Ok(Claimed::Run(Guard(ClaimGuard::new(self.store.clone(), ticket)))),
+            Claim::Done(result) => Ok(Claimed::Done(result)),
+            Claim::Conflict => Err(ErrorObject::invalid_params(format!(
+                "idempotency key {key:?} was already used for {tool} with other arguments; use a new key"
+            ))),
         }
     }
 }
 
-/// The digest that tells "the same arguments" from "other arguments".
-pub(crate) fn digest(arguments: &serde_json::Value) -> [u8; 32] {
-    // serde_json maps are sorted, so the encoding is canonical.
-    Sha256::digest(serde_json::to_vec(arguments).unwrap_or_default()).into()
-}
-
-impl IdempotencyStore {
-    pub(crate) fn new(ttl: Duration) -> Arc<Self> {
-        Arc::new(IdempotencyStore {
-            slots: Mutex::default(),
-            ttl,
-        })
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
-        self.slots.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Claims `key` for a call with these arguments, waiting while another
-    /// call with the key runs.
-    pub(crate) async fn claim(self: &Arc<Self>, key: String, digest: [u8; 32]) -> Claim {
-        loop {
-            let mut running = {
-                let mut slots = self.lock();
-                self.expire(&mut slots, &key);
-                match slots.get(&key) {
-                    Some(Slot::Done { digest: d, result, .. }) => {
-                        return if *d == digest {
-                            Claim::Done(result.clone())
-                        } else {
-                            Claim::Conflict
-                        };
-                    }
-                    Some(Slot::Running { digest: d, .. }) if *d != digest => return Claim::Conflict,
-                    Some(Slot::Running { done, .. }) => done.clone(),
-                    None => {
-                        let (tx, rx) = watch::channel(None);
-                        slots.insert(key.clone(), Slot::Running { digest, done: rx });
-                        return Claim::First(ClaimGuard {
-                            store: self.clone(),
-                            key,
-                            digest,
-                            done: Some(tx),
-                        });
-                    }
-                }
-            };
-            // Wait for the running call; if it is abandoned, claim again.
-            if let Ok(finished) = running.wait_for(Option::is_some).await
-                && let Some(result) = finished.clone()
-            {
-                return Claim::Done(result);
-            }
-        }
-    }
-
-    /// Drops the key's record if it has expired, and every expired record
-    /// once the table grows.
-    fn expire(&self, slots: &mut HashMap<String, Slot>, key: &str) {
-        let expired = |s: &Slot| matches!(s, Slot::Done { at, .. } if at.elapsed() > self.ttl);
-        if slots.get(key).is_some_and(expired) {
-            slots.remove(key);
-        }
-        if slots.len() > 1024 {
-            slots.retain(|_, s| !expired(s));
-        }
-    }
+fn unavailable(e: StateError) -> ErrorObject {
+    tracing::error!(error = %e, "idempotency key check failed");
+    ErrorObject::internal(format!("idempotency keys cannot be checked: {e}"))
 }
 
 #[cfg(test)]
@@ -159,54 +88,48 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::state::MemoryIdempotencyStore;
+
+    fn keys() -> Idempotency {
+        Idempotency::new(Arc::new(MemoryIdempotencyStore::new(Duration::from_secs(60))))
+    }
+
+    const LEASE: Duration = Duration::from_secs(60);
 
     #[tokio::test]
-    async fn first_runs_repeats_get_the_result_conflicts_are_refused() {
-        let store = IdempotencyStore::new(Duration::from_secs(60));
-        let args = digest(&json!({"a": 1}));
-        let Claim::First(guard) = store.claim("k".into(), args).await else {
-            panic!()
+    async fn keys_are_scoped_to_principal_and_tool() {
+        let keys = keys();
+        let args = json!({"a": 1});
+        let Claimed::Run(guard) = keys.claim("alice", "book", "k", &args, LEASE).await.unwrap() else {
+            panic!("the first call runs")
         };
-        let waiter = tokio::spawn({
-            let store = store.clone();
-            async move { store.claim("k".into(), args).await }
-        });
-        assert!(matches!(
-            store.claim("k".into(), digest(&json!({"a": 2}))).await,
-            Claim::Conflict
-        ));
-        guard.complete(&CallToolResult::text("once"));
-        let Claim::Done(result) = waiter.await.unwrap() else {
-            panic!()
-        };
-        assert_eq!(result, CallToolResult::text("once"));
-        assert!(matches!(store.claim("k".into(), args).await, Claim::Done(_)));
+        guard.finish::<()>(&Ok(CallToolResult::text("alice's"))).await;
+        for (principal, tool) in [("bob", "book"), ("alice", "cancel")] {
+            assert!(
+                matches!(
+                    keys.claim(principal, tool, "k", &args, LEASE).await.unwrap(),
+                    Claimed::Run(_)
+                ),
+                "{principal} calling {tool} does not get alice's result"
+            );
+        }
+        let conflict = keys
+            .claim("alice", "book", "k", &json!({"a": 2}), LEASE)
+            .await
+            .unwrap_err();
+        assert!(conflict.message.contains("other arguments"), "{}", conflict.message);
     }
 
     #[tokio::test]
-    async fn an_abandoned_claim_frees_the_key() {
-        let store = IdempotencyStore::new(Duration::from_secs(60));
-        let args = digest(&json!({}));
-        let Claim::First(guard) = store.claim("k".into(), args).await else {
-            panic!()
+    async fn a_failed_call_frees_its_key_at_once() {
+        let keys = keys();
+        let args = json!({});
+        let Claimed::Run(guard) = keys.claim("", "t", "k", &args, LEASE).await.unwrap() else {
+            panic!("the first call runs")
         };
-        let waiter = tokio::spawn({
-            let store = store.clone();
-            async move { matches!(store.claim("k".into(), args).await, Claim::First(_)) }
-        });
-        drop(guard);
-        assert!(waiter.await.unwrap(), "the waiter takes over the key");
-    }
-
-    #[tokio::test]
-    async fn results_expire() {
-        let store = IdempotencyStore::new(Duration::ZERO);
-        let args = digest(&json!({}));
-        let Claim::First(guard) = store.claim("k".into(), args).await else {
-            panic!()
-        };
-        guard.complete(&CallToolResult::text("x"));
-        std::thread::sleep(Duration::from_millis(2));
-        assert!(matches!(store.claim("k".into(), args).await, Claim::First(_)));
+        guard.finish(&Err(())).await;
+        // Without waiting: the key is free as soon as `finish` returns.
+        let retry = tokio::time::timeout(Duration::ZERO, keys.claim("", "t", "k", &args, LEASE)).await;
+        assert!(matches!(retry, Ok(Ok(Claimed::Run(_)))), "{retry:?}");
     }
 }

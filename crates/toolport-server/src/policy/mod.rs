@@ -24,19 +24,12 @@ use toolport_protocol::tools::CallToolResult;
 use toolport_protocol::{ErrorCode, ErrorObject};
 
 use self::gate::{Gate, KeyedGates};
-use self::idempotency::{Claim, IdempotencyStore, digest};
-use self::rate::{Bucket, KeyedBuckets};
+use self::idempotency::{Claimed, Idempotency};
+use self::rate::RateLimits;
 use crate::error::ToolError;
+use crate::state::{IdempotencyStore, MemoryIdempotencyStore, MemoryRateLimiter, RateLimiter};
 
-/// A token bucket: a steady rate and a burst.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RateConfig {
-    /// Calls per second, sustained.
-    pub per_second: f64,
-    /// Calls allowed at once after a quiet spell.
-    pub burst: u32,
-}
+pub use crate::state::RateConfig;
 
 /// Limits of one tool.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -203,9 +196,9 @@ pub(crate) struct Policies {
     global: Option<Gate>,
     per_principal: Option<KeyedGates>,
     tool_gates: BTreeMap<String, Gate>,
-    principal_rate: Option<KeyedBuckets>,
-    tool_rates: BTreeMap<String, Bucket>,
-    idempotency: Option<Arc<IdempotencyStore>>,
+    /// `None` when nothing is rate limited: no bucket is looked at.
+    rates: Option<RateLimits>,
+    idempotency: Option<Idempotency>,
 }
 
 /// What a policy needs to know about one call.
@@ -221,7 +214,13 @@ pub(crate) struct CallFacts<'a> {
 }
 
 impl Policies {
-    pub(crate) fn new(config: PolicyConfig) -> Self {
+    /// The policies of `config`, keeping idempotency records and rate
+    /// buckets in the given stores (in memory when `None`).
+    pub(crate) fn new(
+        config: PolicyConfig,
+        idempotency_store: Option<Arc<dyn IdempotencyStore>>,
+        rate_limiter: Option<Arc<dyn RateLimiter>>,
+    ) -> Self {
         let wait = Duration::from_millis(config.queue_timeout_ms);
         let queue = config.queue;
         let global = (config.max_concurrent > 0).then(|| Gate::new("the server", config.max_concurrent, queue, wait));
@@ -235,30 +234,25 @@ impl Policies {
                     .map(|max| (name.clone(), Gate::new(format!("tool {name}"), max, queue, wait)))
             })
             .collect();
-        let tool_rates = config
+        let tool_rates: BTreeMap<String, RateConfig> = config
             .tools
             .iter()
-            .filter_map(|(name, t)| {
-                t.rate
-                    .as_ref()
-                    .map(|rate| (name.clone(), Bucket::new(format!("tool {name}"), rate)))
-            })
+            .filter_map(|(name, t)| t.rate.clone().map(|rate| (name.clone(), rate)))
             .collect();
-        let principal_rate = config
-            .rate_per_principal
-            .as_ref()
-            .map(|rate| KeyedBuckets::new("principal", rate));
-        let idempotency = config
-            .idempotency
-            .enabled
-            .then(|| IdempotencyStore::new(Duration::from_secs(config.idempotency.ttl_seconds)));
+        let rates = (config.rate_per_principal.is_some() || !tool_rates.is_empty()).then(|| {
+            let limiter = rate_limiter.unwrap_or_else(|| Arc::new(MemoryRateLimiter::new()));
+            RateLimits::new(limiter, config.rate_per_principal.clone(), tool_rates)
+        });
+        let idempotency = config.idempotency.enabled.then(|| {
+            let ttl = Duration::from_secs(config.idempotency.ttl_seconds);
+            Idempotency::new(idempotency_store.unwrap_or_else(|| Arc::new(MemoryIdempotencyStore::new(ttl))))
+        });
         Policies {
             config,
             global,
             per_principal,
             tool_gates,
-            principal_rate,
-            tool_rates,
+            rates,
             idempotency,
         }
     }
@@ -276,25 +270,26 @@ impl Policies {
     {
         // The anonymous caller shares one bucket and one gate.
         let principal = facts.principal.unwrap_or("");
-        if let Some(rate) = &self.principal_rate {
-            rate.check(principal).map_err(ToolError::Protocol)?;
+        if let Some(rates) = &self.rates {
+            rates.check_principal(principal).await.map_err(ToolError::Protocol)?;
+            rates.check_tool(facts.tool).await.map_err(ToolError::Protocol)?;
         }
-        if let Some(rate) = self.tool_rates.get(facts.tool) {
-            rate.check().map_err(ToolError::Protocol)?;
-        }
+        let deadline_ms = self
+            .config
+            .tools
+            .get(facts.tool)
+            .and_then(|t| t.deadline_ms)
+            .unwrap_or(self.config.deadline_ms);
         let claim = match (&self.idempotency, self.idempotency_key(facts.meta)) {
-            (Some(store), Some(key)) => {
-                let scoped = format!("{principal}\u{0}{}\u{0}{key}", facts.tool);
-                let digest = digest(facts.arguments.unwrap_or(&Value::Null));
-                match store.claim(scoped, digest).await {
-                    Claim::Done(result) => return Ok(result),
-                    Claim::Conflict => {
-                        return Err(ToolError::Protocol(ErrorObject::invalid_params(format!(
-                            "idempotency key {key:?} was already used for {} with other arguments; use a new key",
-                            facts.tool
-                        ))));
-                    }
-                    Claim::First(guard) => Some(guard),
+            (Some(keys), Some(key)) => {
+                let arguments = facts.arguments.unwrap_or(&Value::Null);
+                match keys
+                    .claim(principal, facts.tool, key, arguments, self.lease(deadline_ms))
+                    .await
+                    .map_err(ToolError::Protocol)?
+                {
+                    Claimed::Done(result) => return Ok(result),
+                    Claimed::Run(guard) => Some(guard),
                 }
             }
             _ => None,
@@ -311,16 +306,10 @@ impl Policies {
             Some(gates) => Some(gates.gate(principal).enter().await.map_err(ToolError::Protocol)?),
             None => None,
         };
-        let deadline_ms = self
-            .config
-            .tools
-            .get(facts.tool)
-            .and_then(|t| t.deadline_ms)
-            .unwrap_or(self.config.deadline_ms);
         if deadline_ms == 0 {
             let outcome = call.await;
-            if let (Some(guard), Ok(result)) = (claim, &outcome) {
-                guard.complete(result);
+            if let Some(guard) = claim {
+                guard.finish(&outcome).await;
             }
             return outcome;
         }
@@ -345,6 +334,9 @@ impl Policies {
             Ok(outcome) => outcome,
             Err(_) => {
                 metrics::counter!("toolport_deadlines_exceeded_total", "tool" => facts.tool.to_owned()).increment(1);
+                if let Some(guard) = claim {
+                    guard.finish(&Err(())).await;
+                }
                 // The handler's future is dropped here: its work stops at its next await.
                 return Err(ToolError::Protocol(
                     ErrorObject::new(
@@ -358,10 +350,20 @@ impl Policies {
                 ));
             }
         };
-        if let (Some(guard), Ok(result)) = (claim, &outcome) {
-            guard.complete(result);
+        if let Some(guard) = claim {
+            guard.finish(&outcome).await;
         }
         outcome
+    }
+
+    /// How long a call holds its idempotency key: its time in the queue and
+    /// its deadline; without a deadline, the time results are kept.
+    fn lease(&self, deadline_ms: u64) -> Duration {
+        if deadline_ms == 0 {
+            Duration::from_secs(self.config.idempotency.ttl_seconds)
+        } else {
+            Duration::from_millis(deadline_ms.saturating_add(self.config.queue_timeout_ms))
+        }
     }
 
     fn idempotency_key<'m>(&self, meta: &'m Meta) -> Option<&'m str> {

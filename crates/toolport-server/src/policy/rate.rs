@@ -1,82 +1,64 @@
-//! Token-bucket rate limits (governor's GCRA), per principal and per tool.
+//! Token-bucket rate limits, per principal and per tool, in the server's
+//! [`RateLimiter`] (governor's GCRA in memory by default).
 
-use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota};
 use toolport_protocol::ErrorObject;
 
 use super::{RateConfig, overloaded};
+use crate::state::{RateDecision, RateLimiter};
 
-fn quota(rate: &RateConfig) -> Quota {
-    let burst = NonZeroU32::new(rate.burst.max(1)).expect("at least 1");
-    let period = Duration::from_secs_f64(1.0 / rate.per_second);
-    Quota::with_period(period)
-        .expect("a positive period")
-        .allow_burst(burst)
-}
-
-/// One bucket.
+/// The rate limits of one server and where their buckets live.
 #[derive(Debug)]
-pub(crate) struct Bucket {
-    what: String,
-    limiter: DefaultDirectRateLimiter,
+pub(crate) struct RateLimits {
+    limiter: Arc<dyn RateLimiter>,
+    per_principal: Option<RateConfig>,
+    per_tool: BTreeMap<String, RateConfig>,
 }
 
-impl Bucket {
-    pub(crate) fn new(what: impl Into<String>, rate: &RateConfig) -> Self {
-        Bucket {
-            what: what.into(),
-            limiter: DefaultDirectRateLimiter::direct(quota(rate)),
+impl RateLimits {
+    pub(crate) fn new(
+        limiter: Arc<dyn RateLimiter>,
+        per_principal: Option<RateConfig>,
+        per_tool: BTreeMap<String, RateConfig>,
+    ) -> Self {
+        RateLimits {
+            limiter,
+            per_principal,
+            per_tool,
         }
     }
 
-    pub(crate) fn check(&self) -> Result<(), ErrorObject> {
-        self.limiter.check().map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            rejected(&self.what, wait)
-        })
-    }
-}
-
-/// A bucket per key.
-#[derive(Debug)]
-pub(crate) struct KeyedBuckets {
-    what: &'static str,
-    limiter: DefaultKeyedRateLimiter<String>,
-    /// Checks since the key count was last looked at.
-    checks: AtomicU32,
-}
-
-/// How often (in checks) the key count is looked at: counting visits every
-/// shard of the map, too much work for every call.
-const PRUNE_CHECK_EVERY: u32 = 1024;
-
-impl KeyedBuckets {
-    pub(crate) fn new(what: &'static str, rate: &RateConfig) -> Self {
-        KeyedBuckets {
-            what,
-            limiter: DefaultKeyedRateLimiter::keyed(quota(rate)),
-            checks: AtomicU32::new(0),
-        }
+    /// Takes a token from the principal's bucket, if principals are limited.
+    pub(crate) async fn check_principal(&self, principal: &str) -> Result<(), ErrorObject> {
+        let Some(rate) = &self.per_principal else {
+            return Ok(());
+        };
+        // Keys are namespaced: a principal named like a tool has its own bucket.
+        let key = format!("principal\u{0}{principal}");
+        self.check(&key, rate, || format!("principal {principal:?}")).await
     }
 
-    pub(crate) fn check(&self, key: &str) -> Result<(), ErrorObject> {
-        let result = self.limiter.check_key(&key.to_owned());
-        if self
-            .checks
-            .fetch_add(1, Ordering::Relaxed)
-            .is_multiple_of(PRUNE_CHECK_EVERY)
-            && self.limiter.len() > 4096
-        {
-            self.limiter.retain_recent();
+    /// Takes a token from the tool's bucket, if the tool is limited.
+    pub(crate) async fn check_tool(&self, tool: &str) -> Result<(), ErrorObject> {
+        let Some(rate) = self.per_tool.get(tool) else {
+            return Ok(());
+        };
+        let key = format!("tool\u{0}{tool}");
+        self.check(&key, rate, || format!("tool {tool}")).await
+    }
+
+    async fn check(&self, key: &str, rate: &RateConfig, what: impl FnOnce() -> String) -> Result<(), ErrorObject> {
+        match self.limiter.check(key, rate).await {
+            Ok(RateDecision::Allowed) => Ok(()),
+            Ok(RateDecision::RetryAfter(wait)) => Err(rejected(&what(), wait)),
+            Err(e) => {
+                tracing::error!(error = %e, "rate limit check failed");
+                Err(ErrorObject::internal(format!("rate limits cannot be checked: {e}")))
+            }
         }
-        result.map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            rejected(&format!("{} {key:?}", self.what), wait)
-        })
     }
 }
 

@@ -326,6 +326,23 @@ pub fn verify(input: impl Read) -> Result<usize, AuditBroken> {
     Ok(records)
 }
 
+/// A request id as the audit stream writes it.
+pub(crate) fn audit_id(id: &toolport_protocol::jsonrpc::RequestId) -> Value {
+    match id {
+        toolport_protocol::jsonrpc::RequestId::Number(n) => Value::from(*n),
+        toolport_protocol::jsonrpc::RequestId::String(s) => Value::String(s.clone()),
+    }
+}
+
+/// The trace id of a W3C `traceparent` in `_meta` (`00-<trace id>-<span id>-<flags>`).
+pub(crate) fn trace_id(meta: &toolport_protocol::meta::Meta) -> Option<String> {
+    let parent = meta.get(toolport_protocol::meta::keys::TRACEPARENT)?.as_str()?;
+    let mut parts = parent.split('-');
+    let (_version, trace) = (parts.next()?, parts.next()?);
+    (trace.len() == 32 && trace.bytes().all(|b| b.is_ascii_hexdigit()) && trace != "0".repeat(32))
+        .then(|| trace.to_owned())
+}
+
 /// Now, as RFC 3339 UTC with milliseconds.
 pub(crate) fn now_rfc3339() -> String {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();

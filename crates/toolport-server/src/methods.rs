@@ -8,7 +8,6 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use toolport_protocol::completion::{CompleteRequestParams, CompleteResult, Completion, CompletionReference};
-use toolport_protocol::jsonrpc::RequestId;
 use toolport_protocol::mrtr::{InputRequiredResult, InputResponses};
 use toolport_protocol::prompts::{GetPromptRequestParams, ListPromptsResult};
 use toolport_protocol::resources::{
@@ -19,14 +18,14 @@ use toolport_protocol::tools::{CallToolRequestParams, CallToolResult, ListToolsR
 use toolport_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 
 use crate::admission::TargetKind;
-use crate::audit::{AuditRecord, now_rfc3339};
+use crate::audit::trace_id;
 use crate::completion::MAX_COMPLETIONS;
 use crate::context::{ContextInner, RequestContext};
 use crate::dispatch::{Scope, parse};
 use crate::error::{ResourceError, ToolError};
 use crate::extension::{ExtensionResult, MethodHandler};
 use crate::input::{StateBinding, StatePayload};
-use crate::policy::CallFacts;
+use crate::policy::ToolCall;
 use crate::resource::ResourceRequest;
 use crate::server::Server;
 
@@ -109,22 +108,27 @@ impl Server {
         if let Some(trace) = trace_id(&scope.meta) {
             span.record("trace_id", trace.as_str());
         }
-        let policies = &self.inner.policies;
-        let keyed = policies.keyed(&scope.meta);
-        let audited = self.inner.audit.as_ref().map(|_| arguments.clone());
-        let principal = scope.call.principal.as_ref().map(|p| p.subject.as_str());
-        let facts = CallFacts {
-            tool: &p.name,
-            principal,
+        let call = ToolCall {
+            tool: &entry,
+            name: &p.name,
+            arguments: &arguments,
+            principal: scope.call.principal.as_ref(),
+            session: scope.call.session_id.as_deref(),
+            request_id: &scope.id,
             meta: &scope.meta,
-            arguments: keyed.then_some(&arguments),
+            cancel: &scope.call.cancel,
             started: scope.started,
+            waited: false,
         };
-        // Boxed: the policy future is a kilobyte, and every future that awaits
-        // it (up to the transport's) would carry it, to be moved per request.
-        let work = Box::pin(policies.run(facts, entry.call(cx.clone(), &arguments)));
-        let ended = self.run(scope, work).await;
-        self.account(scope, &p.name, &ended, audited);
+        let ended = match self
+            .inner
+            .policies
+            .run(call, Box::pin(entry.call(cx.clone(), &arguments)))
+            .await
+        {
+            Ok(result) => Ended::Done(result),
+            Err(error) => Ended::Failed(error),
+        };
         let mut result = match ended {
             Ended::Done(result) => result,
             Ended::Failed(ToolError::Failed(message) | ToolError::InvalidArguments(message)) => {
@@ -329,46 +333,6 @@ impl Server {
         )
     }
 
-    /// Metrics and the audit record of one tool call.
-    fn account(&self, scope: &Scope, tool: &str, ended: &Ended<CallToolResult>, arguments: Option<Value>) {
-        // The metrics label is static; the audit's outcome is built only
-        // when there is an audit stream to write it to.
-        let (label, code) = match ended {
-            Ended::Done(r) if r.is_error == Some(true) => ("tool_error", None),
-            Ended::Done(_) => ("ok", None),
-            Ended::Failed(ToolError::Failed(_) | ToolError::InvalidArguments(_)) => ("tool_error", None),
-            Ended::Failed(ToolError::InputRequired(_)) => ("input_required", None),
-            Ended::Failed(ToolError::Cancelled) => ("cancelled", None),
-            Ended::Failed(ToolError::MissingCapability(_)) => {
-                ("error", Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY))
-            }
-            Ended::Failed(ToolError::Protocol(e)) => ("error", Some(e.code)),
-        };
-        let elapsed = scope.started.elapsed();
-        if let Some(entry) = self.inner.tools.get(tool) {
-            entry.metrics().record(label, elapsed);
-        }
-        if let (Some(audit), Some(arguments)) = (&self.inner.audit, arguments) {
-            audit.record(AuditRecord {
-                time: now_rfc3339(),
-                principal: scope.call.principal.as_ref().map(|p| p.subject.clone()),
-                session: scope.call.session_id.clone(),
-                request_id: match &scope.id {
-                    RequestId::Number(n) => Value::from(*n),
-                    RequestId::String(s) => Value::String(s.clone()),
-                },
-                tool: tool.to_owned(),
-                arguments,
-                outcome: match code {
-                    Some(code) => format!("error {code}"),
-                    None => label.to_owned(),
-                },
-                duration_ms: elapsed.as_millis() as u64,
-                trace_id: trace_id(&scope.meta),
-            });
-        }
-    }
-
     /// Opens the `requestState` and gathers `inputResponses` of a 2026-07-28
     /// retry. Handshake-era requests carry neither.
     fn continuation<'a>(
@@ -528,15 +492,6 @@ fn call_params(mut params: Map<String, Value>) -> Result<CallToolRequestParams, 
             parse(params)
         }
     }
-}
-
-/// The trace id of a W3C `traceparent` in `_meta` (`00-<trace id>-<span id>-<flags>`).
-pub(crate) fn trace_id(meta: &toolport_protocol::meta::Meta) -> Option<String> {
-    let parent = meta.get(toolport_protocol::meta::keys::TRACEPARENT)?.as_str()?;
-    let mut parts = parent.split('-');
-    let (_version, trace) = (parts.next()?, parts.next()?);
-    (trace.len() == 32 && trace.bytes().all(|b| b.is_ascii_hexdigit()) && trace != "0".repeat(32))
-        .then(|| trace.to_owned())
 }
 
 /// "Resource not found": -32002 in the handshake era, -32602 from 2026-07-28 on.

@@ -14,7 +14,7 @@ pub use crate::cache::CacheHints;
 use crate::events::ServerEvent;
 use crate::extension::{Extension, Extensions};
 use crate::input::StateSealer;
-use crate::policy::{Policies, PolicyConfig};
+use crate::policy::{Policies, PolicyConfig, PolicyStores};
 use crate::prompt::PromptEntry;
 use crate::registry::{DefinitionError, Registry};
 use crate::resource::{ResourceEntry, TemplateEntry};
@@ -77,7 +77,7 @@ pub(crate) struct ServerInner {
     /// Limits, deadlines and idempotency around tool calls.
     pub(crate) policies: Policies,
     /// Where tool calls are recorded, if anywhere.
-    pub(crate) audit: Option<AuditLog>,
+    pub(crate) audit: Option<Arc<AuditLog>>,
     /// Methods and capabilities beyond the core protocol.
     pub(crate) extensions: Extensions,
     /// Metric handles per method, registered on first use.
@@ -321,6 +321,7 @@ impl ServerBuilder {
     /// Builds the server, or names the first definition that is invalid.
     pub fn build(self) -> Result<Server, DefinitionError> {
         let extensions = Extensions::new(self.extensions, crate::metrics::CORE_METHODS)?;
+        let audit = self.audit.map(Arc::new);
         let events = self.event_bus.unwrap_or_else(|| Arc::new(MemoryEventBus::default()));
         let ttl = self.options.request_state_ttl;
         let sealer = StateSealer::new(self.key_ring.unwrap_or_else(KeyRing::random), ttl);
@@ -342,8 +343,15 @@ impl ServerBuilder {
             sealer,
             options: self.options,
             shutdown: CancellationToken::new(),
-            policies: Policies::new(self.policies, self.idempotency_store, self.rate_limiter),
-            audit: self.audit,
+            policies: Policies::new(
+                self.policies,
+                PolicyStores {
+                    idempotency: self.idempotency_store,
+                    rates: self.rate_limiter,
+                    audit: audit.clone(),
+                },
+            ),
+            audit,
             method_metrics: std::sync::OnceLock::new(),
             extensions,
         };

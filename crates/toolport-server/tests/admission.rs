@@ -182,7 +182,7 @@ async fn lists_are_trimmed_before_they_are_paged() {
 }
 
 #[tokio::test]
-async fn a_call_refused_by_scope_reaches_neither_the_rate_limit_nor_the_audit() {
+async fn a_call_refused_by_scope_takes_no_token_and_is_audited_as_refused() {
     let sink = Sink::default();
     let server = server(100, Some(sink.clone()));
     let plain = principal(&[]);
@@ -194,9 +194,22 @@ async fn a_call_refused_by_scope_reaches_neither_the_rate_limit_nor_the_audit() 
         }
     }
     server.flush_audit();
-    assert!(
-        sink.0.lock().unwrap().is_empty(),
-        "refused calls are not audited as calls"
+    let outcomes = |sink: &Sink| -> Vec<String> {
+        String::from_utf8(sink.0.lock().unwrap().clone())
+            .unwrap()
+            .lines()
+            .map(|line| {
+                serde_json::from_str::<Value>(line).unwrap()["outcome"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(
+        outcomes(&sink),
+        ["forbidden", "forbidden", "forbidden"],
+        "refused calls are in the audit stream as refused, never as run"
     );
 
     // The one token of t1's bucket is still there for a caller that may call it.
@@ -205,14 +218,17 @@ async fn a_call_refused_by_scope_reaches_neither_the_rate_limit_nor_the_audit() 
         .await
         .unwrap();
     assert_eq!(ran["content"][0]["text"], "ran", "{ran}");
-    server.flush_audit();
-    let audit = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
-    assert_eq!(audit.lines().count(), 1, "{audit}");
     let limited = admitted_call(&server, &trusted, modern("tools/call", json!({"name": "t1"}))).await;
     match limited {
         Err(Refusal::Invalid { error, .. }) => assert_eq!(error.code, ErrorCode::OVERLOADED),
         other => panic!("the second call is over t1's rate: {other:?}"),
     }
+    server.flush_audit();
+    assert_eq!(
+        outcomes(&sink)[3..],
+        ["ok", "error -32010"],
+        "the call that ran and the one the rate limit refused"
+    );
 }
 
 /// Headers as pairs, names lowercase.

@@ -226,18 +226,18 @@ impl Authenticator for ResourceServer {
             let token = match bearer_token(headers) {
                 Ok(Some(token)) => token,
                 Ok(None) => {
-                    tracing::info!(target: "toolport::audit", outcome = "unauthenticated", "no access token");
+                    tracing::info!(target: "toolport::auth", outcome = "unauthenticated", "no access token");
                     return Err(self.unauthorized(None));
                 }
                 Err(why) => {
-                    tracing::info!(target: "toolport::audit", outcome = "malformed", why, "bad Authorization header");
+                    tracing::info!(target: "toolport::auth", outcome = "malformed", why, "bad Authorization header");
                     return Err(self.unauthorized(Some(("invalid_request", why))));
                 }
             };
             match self.verify(token).await {
                 Ok(principal) => {
                     tracing::debug!(
-                        target: "toolport::audit",
+                        target: "toolport::auth",
                         subject = %principal.subject,
                         client = principal.client_id.as_deref().unwrap_or(""),
                         "authenticated"
@@ -245,7 +245,7 @@ impl Authenticator for ResourceServer {
                     Ok(principal)
                 }
                 Err(why) => {
-                    tracing::info!(target: "toolport::audit", outcome = "invalid_token", %why, "access token refused");
+                    tracing::info!(target: "toolport::auth", outcome = "invalid_token", %why, "access token refused");
                     Err(self.unauthorized(Some(("invalid_token", &why.to_string()))))
                 }
             }
@@ -257,10 +257,10 @@ impl Authorizer for ResourceServer {
     fn authorize(&self, principal: &Principal, method: &str, target: Option<Target<'_>>) -> Result<(), Forbidden> {
         let effective = self.policy.effective(&principal.scopes);
         let Some(needed) = self.policy.missing(&effective, target) else {
-            // Who used which tool, resource or prompt: the audit trail.
+            // Uses of tools are in the server's audit stream; this is a log.
             if let Some((_, name)) = target {
-                tracing::info!(
-                    target: "toolport::audit",
+                tracing::debug!(
+                    target: "toolport::auth",
                     subject = %principal.subject,
                     client = principal.client_id.as_deref().unwrap_or(""),
                     method,
@@ -280,7 +280,7 @@ impl Authorizer for ResourceServer {
         };
         let description = format!("{what} needs the scope(s) {scope}");
         tracing::info!(
-            target: "toolport::audit",
+            target: "toolport::auth",
             subject = %principal.subject,
             client = principal.client_id.as_deref().unwrap_or(""),
             method,

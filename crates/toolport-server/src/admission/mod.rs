@@ -27,6 +27,7 @@ use toolport_protocol::{Era, ErrorObject, ProtocolVersion, lifecycle, subscripti
 
 pub use self::authorize::{Authorizer, Forbidden, Target, TargetKind, target_of};
 pub use self::headers::RoutingHeaders;
+use crate::audit::{AuditRecord, audit_id, now_rfc3339, trace_id};
 use crate::context::Principal;
 use crate::server::Server;
 
@@ -181,9 +182,10 @@ impl Server {
         };
         let visibility = match (facts.principal, facts.authorizer) {
             (Some(principal), Some(authorizer)) => {
-                authorizer
-                    .authorize(principal, &method, target_of(&method, &params))
-                    .map_err(Refusal::Forbidden)?;
+                if let Err(forbidden) = authorizer.authorize(principal, &method, target_of(&method, &params)) {
+                    self.audit_forbidden(&id, &method, &params, &meta, principal);
+                    return Err(Refusal::Forbidden(forbidden));
+                }
                 Some(Visibility {
                     authorizer: authorizer.clone(),
                     principal: principal.clone(),
@@ -200,6 +202,33 @@ impl Server {
             visibility,
             started,
         })
+    }
+
+    /// A `tools/call` refused for its scopes, in the audit stream beside the
+    /// calls that ran: one stream for every decision about a tool.
+    fn audit_forbidden(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: &Map<String, Value>,
+        meta: &RequestMeta,
+        principal: &Principal,
+    ) {
+        let Some(log) = &self.inner.audit else { return };
+        if method != tools::CALL {
+            return;
+        }
+        log.record(AuditRecord {
+            time: now_rfc3339(),
+            principal: Some(principal.subject.clone()),
+            session: None,
+            request_id: audit_id(id),
+            tool: params.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
+            arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
+            outcome: "forbidden".into(),
+            duration_ms: 0,
+            trace_id: trace_id(&meta.other),
+        });
     }
 
     /// The checks of a 2026-07-28 request; its version when they pass.

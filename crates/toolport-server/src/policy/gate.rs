@@ -9,7 +9,9 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use toolport_protocol::ErrorObject;
 
+use super::layer::{CallFuture, CallLayer, Next, ToolCall};
 use super::overloaded;
+use crate::error::ToolError;
 
 /// One gate.
 #[derive(Debug)]
@@ -123,5 +125,46 @@ impl KeyedGates {
         ));
         gates.insert(key.to_owned(), gate.clone());
         gate
+    }
+}
+
+/// The gates of one server: all calls together, per principal, per tool.
+#[derive(Debug, Default)]
+pub(crate) struct Gates {
+    pub(crate) global: Option<Gate>,
+    pub(crate) per_principal: Option<KeyedGates>,
+    pub(crate) per_tool: std::collections::BTreeMap<String, Gate>,
+}
+
+impl Gates {
+    /// Whether any gate is configured.
+    pub(crate) fn any(&self) -> bool {
+        self.global.is_some() || self.per_principal.is_some() || !self.per_tool.is_empty()
+    }
+}
+
+/// A call holds a place at every gate that applies to it while it runs.
+impl CallLayer for Gates {
+    fn call<'a>(&'a self, mut call: ToolCall<'a>, next: Next<'a>) -> CallFuture<'a> {
+        let tool = self.per_tool.get(call.name);
+        if self.global.is_none() && self.per_principal.is_none() && tool.is_none() {
+            return next.run(call);
+        }
+        Box::pin(async move {
+            let _global = match &self.global {
+                Some(gate) => Some(gate.enter().await.map_err(ToolError::Protocol)?),
+                None => None,
+            };
+            let _tool = match tool {
+                Some(gate) => Some(gate.enter().await.map_err(ToolError::Protocol)?),
+                None => None,
+            };
+            let _principal = match &self.per_principal {
+                Some(gates) => Some(gates.gate(call.subject()).enter().await.map_err(ToolError::Protocol)?),
+                None => None,
+            };
+            call.waited = true;
+            next.run(call).await
+        })
     }
 }

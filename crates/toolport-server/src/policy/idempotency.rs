@@ -15,6 +15,9 @@ use serde_json::Value;
 use toolport_protocol::ErrorObject;
 use toolport_protocol::tools::CallToolResult;
 
+use super::deadline::Deadlines;
+use super::layer::{CallFuture, CallLayer, Next, ToolCall};
+use crate::error::ToolError;
 use crate::state::{ArgumentsDigest, Claim, ClaimGuard, IdempotencyStore, StateError};
 
 /// What claiming a call's key gave.
@@ -75,6 +78,59 @@ impl Idempotency {
                 "idempotency key {key:?} was already used for {tool} with other arguments; use a new key"
             ))),
         }
+    }
+}
+
+/// Idempotency keys as a layer: a repeat is answered from the record and
+/// takes no gate's place; the first call runs and its result is kept.
+#[derive(Debug)]
+pub(crate) struct IdempotencyLayer {
+    pub(crate) keys: Idempotency,
+    /// The `_meta` key that carries the idempotency key.
+    pub(crate) meta_key: String,
+    /// How long results are kept: the lease of a call without a deadline.
+    pub(crate) ttl: Duration,
+    /// How long a call may wait at the gates, added to its deadline for its lease.
+    pub(crate) queue_timeout: Duration,
+    pub(crate) deadlines: Deadlines,
+}
+
+impl IdempotencyLayer {
+    /// How long a call holds its key: its time in the queue and its
+    /// deadline; without a deadline, the time results are kept.
+    fn lease(&self, tool: &str) -> Duration {
+        match self.deadlines.of(tool) {
+            0 => self.ttl,
+            ms => Duration::from_millis(ms).saturating_add(self.queue_timeout),
+        }
+    }
+}
+
+impl CallLayer for IdempotencyLayer {
+    fn call<'a>(&'a self, call: ToolCall<'a>, next: Next<'a>) -> CallFuture<'a> {
+        let key = call
+            .meta
+            .get(&self.meta_key)
+            .and_then(Value::as_str)
+            .filter(|k| !k.is_empty());
+        let Some(key) = key else {
+            return next.run(call);
+        };
+        Box::pin(async move {
+            let lease = self.lease(call.name);
+            let claimed = self
+                .keys
+                .claim(call.subject(), call.name, key, call.arguments, lease)
+                .await
+                .map_err(ToolError::Protocol)?;
+            let guard = match claimed {
+                Claimed::Done(result) => return Ok(result),
+                Claimed::Run(guard) => guard,
+            };
+            let outcome = next.run(call).await;
+            guard.finish(&outcome).await;
+            outcome
+        })
     }
 }
 

@@ -1,32 +1,38 @@
-//! Policies around every `tools/call`: rate limits, idempotency keys,
-//! concurrency gates with a bounded queue, and deadlines.
+//! Policies around every `tools/call`, each a layer in a file of its own
+//! (`layer.rs` has their shape): metering, audit, cancellation, rate limits,
+//! idempotency keys, concurrency gates with a bounded queue, and deadlines.
+//! Their order is declared in one place, [`Policies::new`].
 //!
 //! "Stateless does not mean unlimited": each layer refuses work it cannot
 //! take with a clear overload error (`-32010`, `data.retryAfterMs`; HTTP 429
 //! with `Retry-After`) instead of letting a downstream system take the blow.
-//! The order is cheapest refusal first: rate limits, then the idempotency key
-//! (a repeat does not use a slot), then the gates, then the deadline around
-//! the handler itself.
 
+mod audit;
+mod cancel;
+mod deadline;
 mod gate;
 mod idempotency;
+mod layer;
+mod metering;
 mod rate;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-use toolport_protocol::meta::Meta;
-use toolport_protocol::tools::CallToolResult;
+use serde_json::json;
 use toolport_protocol::{ErrorCode, ErrorObject};
 
-use self::gate::{Gate, KeyedGates};
-use self::idempotency::{Claimed, Idempotency};
+use self::audit::AuditLayer;
+use self::cancel::CancelLayer;
+use self::deadline::{DeadlineLayer, Deadlines};
+use self::gate::{Gate, Gates, KeyedGates};
+use self::idempotency::{Idempotency, IdempotencyLayer};
+pub(crate) use self::layer::{CallFuture, CallLayer, Next, ToolCall};
+use self::metering::MeteringLayer;
 use self::rate::RateLimits;
-use crate::error::ToolError;
+use crate::audit::AuditLog;
 use crate::state::{IdempotencyStore, MemoryIdempotencyStore, MemoryRateLimiter, RateLimiter};
 
 pub use crate::state::RateConfig;
@@ -189,186 +195,114 @@ pub(crate) fn overloaded(why: &str, retry_after: Duration) -> ErrorObject {
     .with_data(json!({ "retryAfterMs": retry_after_ms }))
 }
 
-/// The policies of one server, built from its configuration.
+/// The policies of one server: its layers around every tool call, built
+/// from its configuration. Layers a configuration does not ask for are not
+/// in the stack at all.
 #[derive(Debug)]
 pub(crate) struct Policies {
-    config: PolicyConfig,
-    global: Option<Gate>,
-    per_principal: Option<KeyedGates>,
-    tool_gates: BTreeMap<String, Gate>,
-    /// `None` when nothing is rate limited: no bucket is looked at.
-    rates: Option<RateLimits>,
-    idempotency: Option<Idempotency>,
+    layers: Vec<Box<dyn CallLayer>>,
 }
 
-/// What a policy needs to know about one call.
-#[derive(Debug)]
-pub(crate) struct CallFacts<'a> {
-    pub(crate) tool: &'a str,
-    pub(crate) principal: Option<&'a str>,
-    pub(crate) meta: &'a Meta,
-    /// The arguments, when an idempotency key needs their digest.
-    pub(crate) arguments: Option<&'a Value>,
-    /// When the request was taken.
-    pub(crate) started: std::time::Instant,
+/// Where the policies keep what they must share and record.
+#[derive(Debug, Default)]
+pub(crate) struct PolicyStores {
+    pub(crate) idempotency: Option<Arc<dyn IdempotencyStore>>,
+    pub(crate) rates: Option<Arc<dyn RateLimiter>>,
+    pub(crate) audit: Option<Arc<AuditLog>>,
 }
 
 impl Policies {
-    /// The policies of `config`, keeping idempotency records and rate
-    /// buckets in the given stores (in memory when `None`).
-    pub(crate) fn new(
-        config: PolicyConfig,
-        idempotency_store: Option<Arc<dyn IdempotencyStore>>,
-        rate_limiter: Option<Arc<dyn RateLimiter>>,
-    ) -> Self {
-        let wait = Duration::from_millis(config.queue_timeout_ms);
-        let queue = config.queue;
-        let global = (config.max_concurrent > 0).then(|| Gate::new("the server", config.max_concurrent, queue, wait));
-        let per_principal = (config.max_concurrent_per_principal > 0)
-            .then(|| KeyedGates::new("principal", config.max_concurrent_per_principal, queue, wait));
-        let tool_gates = config
+    /// The layers of `config`, outermost first. This is the one place their
+    /// order is declared; each step says why it stands where it does.
+    ///
+    /// 0. authorization — not here: [`Server::admit`](crate::Server::admit)
+    ///    refuses a call the caller may not make before any layer sees it, so
+    ///    a forbidden call takes no token, no key, no place, and is not
+    ///    recorded as run;
+    /// 1. metering — counts and times every call that got this far, however
+    ///    the layers inside end it;
+    /// 2. audit — records every such call with its outcome, refusals by the
+    ///    layers inside included;
+    /// 3. cancellation — the client's cancel drops everything inside, freeing
+    ///    places and keys at once;
+    /// 4. rate limits — the cheapest refusal, before anything is held;
+    /// 5. idempotency keys — a repeat is answered from its record without
+    ///    taking a gate's place;
+    /// 6. gates — places at the server's, the principal's and the tool's
+    ///    limits, with a bounded queue;
+    /// 7. deadline — around the handler alone, counted from when the gates
+    ///    let the call in.
+    pub(crate) fn new(config: PolicyConfig, stores: PolicyStores) -> Self {
+        let mut layers: Vec<Box<dyn CallLayer>> = vec![Box::new(MeteringLayer)];
+        if let Some(log) = stores.audit {
+            layers.push(Box::new(AuditLayer::new(log)));
+        }
+        layers.push(Box::new(CancelLayer));
+        let tool_rates: BTreeMap<String, RateConfig> = config
+            .tools
+            .iter()
+            .filter_map(|(name, t)| t.rate.clone().map(|rate| (name.clone(), rate)))
+            .collect();
+        if config.rate_per_principal.is_some() || !tool_rates.is_empty() {
+            let limiter = stores.rates.unwrap_or_else(|| Arc::new(MemoryRateLimiter::new()));
+            layers.push(Box::new(RateLimits::new(
+                limiter,
+                config.rate_per_principal.clone(),
+                tool_rates,
+            )));
+        }
+        let deadlines = Deadlines {
+            default_ms: config.deadline_ms,
+            per_tool: config
+                .tools
+                .iter()
+                .filter_map(|(name, t)| t.deadline_ms.map(|ms| (name.clone(), ms)))
+                .collect(),
+        };
+        if config.idempotency.enabled {
+            let ttl = Duration::from_secs(config.idempotency.ttl_seconds);
+            let store = stores
+                .idempotency
+                .unwrap_or_else(|| Arc::new(MemoryIdempotencyStore::new(ttl)));
+            layers.push(Box::new(IdempotencyLayer {
+                keys: Idempotency::new(store),
+                meta_key: config.idempotency.meta_key.clone(),
+                ttl,
+                queue_timeout: Duration::from_millis(config.queue_timeout_ms),
+                deadlines: deadlines.clone(),
+            }));
+        }
+        let gates = gates(&config);
+        if gates.any() {
+            layers.push(Box::new(gates));
+        }
+        if deadlines.any() {
+            layers.push(Box::new(DeadlineLayer(deadlines)));
+        }
+        Policies { layers }
+    }
+
+    /// Runs `handler` under every layer.
+    pub(crate) fn run<'a>(&'a self, call: ToolCall<'a>, handler: CallFuture<'a>) -> CallFuture<'a> {
+        Next::new(&self.layers, handler).run(call)
+    }
+}
+
+/// The gates `config` asks for.
+fn gates(config: &PolicyConfig) -> Gates {
+    let wait = Duration::from_millis(config.queue_timeout_ms);
+    let queue = config.queue;
+    Gates {
+        global: (config.max_concurrent > 0).then(|| Gate::new("the server", config.max_concurrent, queue, wait)),
+        per_principal: (config.max_concurrent_per_principal > 0)
+            .then(|| KeyedGates::new("principal", config.max_concurrent_per_principal, queue, wait)),
+        per_tool: config
             .tools
             .iter()
             .filter_map(|(name, t)| {
                 t.max_concurrent
                     .map(|max| (name.clone(), Gate::new(format!("tool {name}"), max, queue, wait)))
             })
-            .collect();
-        let tool_rates: BTreeMap<String, RateConfig> = config
-            .tools
-            .iter()
-            .filter_map(|(name, t)| t.rate.clone().map(|rate| (name.clone(), rate)))
-            .collect();
-        let rates = (config.rate_per_principal.is_some() || !tool_rates.is_empty()).then(|| {
-            let limiter = rate_limiter.unwrap_or_else(|| Arc::new(MemoryRateLimiter::new()));
-            RateLimits::new(limiter, config.rate_per_principal.clone(), tool_rates)
-        });
-        let idempotency = config.idempotency.enabled.then(|| {
-            let ttl = Duration::from_secs(config.idempotency.ttl_seconds);
-            Idempotency::new(idempotency_store.unwrap_or_else(|| Arc::new(MemoryIdempotencyStore::new(ttl))))
-        });
-        Policies {
-            config,
-            global,
-            per_principal,
-            tool_gates,
-            rates,
-            idempotency,
-        }
-    }
-
-    /// Whether this call carries an idempotency key (and so needs the digest
-    /// of its arguments).
-    pub(crate) fn keyed(&self, meta: &Meta) -> bool {
-        self.idempotency.is_some() && self.idempotency_key(meta).is_some()
-    }
-
-    /// Runs `call` under every policy that applies.
-    pub(crate) async fn run<F>(&self, facts: CallFacts<'_>, call: F) -> Result<CallToolResult, ToolError>
-    where
-        F: Future<Output = Result<CallToolResult, ToolError>>,
-    {
-        // The anonymous caller shares one bucket and one gate.
-        let principal = facts.principal.unwrap_or("");
-        if let Some(rates) = &self.rates {
-            rates.check_principal(principal).await.map_err(ToolError::Protocol)?;
-            rates.check_tool(facts.tool).await.map_err(ToolError::Protocol)?;
-        }
-        let deadline_ms = self
-            .config
-            .tools
-            .get(facts.tool)
-            .and_then(|t| t.deadline_ms)
-            .unwrap_or(self.config.deadline_ms);
-        let claim = match (&self.idempotency, self.idempotency_key(facts.meta)) {
-            (Some(keys), Some(key)) => {
-                let arguments = facts.arguments.unwrap_or(&Value::Null);
-                match keys
-                    .claim(principal, facts.tool, key, arguments, self.lease(deadline_ms))
-                    .await
-                    .map_err(ToolError::Protocol)?
-                {
-                    Claimed::Done(result) => return Ok(result),
-                    Claimed::Run(guard) => Some(guard),
-                }
-            }
-            _ => None,
-        };
-        let _global = match &self.global {
-            Some(gate) => Some(gate.enter().await.map_err(ToolError::Protocol)?),
-            None => None,
-        };
-        let _tool = match self.tool_gates.get(facts.tool) {
-            Some(gate) => Some(gate.enter().await.map_err(ToolError::Protocol)?),
-            None => None,
-        };
-        let _principal = match &self.per_principal {
-            Some(gates) => Some(gates.gate(principal).enter().await.map_err(ToolError::Protocol)?),
-            None => None,
-        };
-        if deadline_ms == 0 {
-            let outcome = call.await;
-            if let Some(guard) = claim {
-                guard.finish(&outcome).await;
-            }
-            return outcome;
-        }
-        let deadline = Duration::from_millis(deadline_ms);
-        // The deadline counts from the request's start, or from the moment
-        // the gates let the call through when they may have made it wait.
-        let waited = _global.is_some() || _tool.is_some() || _principal.is_some();
-        let started = if waited {
-            tokio::time::Instant::now()
-        } else {
-            tokio::time::Instant::from_std(facts.started)
-        };
-        let mut call = std::pin::pin!(call);
-        // Most calls end on their first poll: only one that waits arms a
-        // timer, which costs a lock on the timer wheel per call.
-        let first = std::future::poll_fn(|cx| std::task::Poll::Ready(call.as_mut().poll(cx))).await;
-        let within = match first {
-            std::task::Poll::Ready(outcome) => Ok(outcome),
-            std::task::Poll::Pending => tokio::time::timeout_at(started + deadline, call).await,
-        };
-        let outcome = match within {
-            Ok(outcome) => outcome,
-            Err(_) => {
-                metrics::counter!("toolport_deadlines_exceeded_total", "tool" => facts.tool.to_owned()).increment(1);
-                if let Some(guard) = claim {
-                    guard.finish(&Err(())).await;
-                }
-                // The handler's future is dropped here: its work stops at its next await.
-                return Err(ToolError::Protocol(
-                    ErrorObject::new(
-                        ErrorCode::REQUEST_TIMEOUT,
-                        format!(
-                            "Deadline exceeded: {} ran longer than its {deadline_ms} ms and was stopped",
-                            facts.tool
-                        ),
-                    )
-                    .with_data(json!({ "deadlineMs": deadline_ms })),
-                ));
-            }
-        };
-        if let Some(guard) = claim {
-            guard.finish(&outcome).await;
-        }
-        outcome
-    }
-
-    /// How long a call holds its idempotency key: its time in the queue and
-    /// its deadline; without a deadline, the time results are kept.
-    fn lease(&self, deadline_ms: u64) -> Duration {
-        if deadline_ms == 0 {
-            Duration::from_secs(self.config.idempotency.ttl_seconds)
-        } else {
-            Duration::from_millis(deadline_ms.saturating_add(self.config.queue_timeout_ms))
-        }
-    }
-
-    fn idempotency_key<'m>(&self, meta: &'m Meta) -> Option<&'m str> {
-        meta.get(&self.config.idempotency.meta_key)
-            .and_then(Value::as_str)
-            .filter(|k| !k.is_empty())
+            .collect(),
     }
 }

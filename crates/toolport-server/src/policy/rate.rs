@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use toolport_protocol::ErrorObject;
 
+use super::layer::{CallFuture, CallLayer, Next, ToolCall};
 use super::{RateConfig, overloaded};
+use crate::error::ToolError;
 use crate::state::{RateDecision, RateLimiter};
 
 /// The rate limits of one server and where their buckets live.
@@ -32,7 +34,7 @@ impl RateLimits {
     }
 
     /// Takes a token from the principal's bucket, if principals are limited.
-    pub(crate) async fn check_principal(&self, principal: &str) -> Result<(), ErrorObject> {
+    async fn check_principal(&self, principal: &str) -> Result<(), ErrorObject> {
         let Some(rate) = &self.per_principal else {
             return Ok(());
         };
@@ -42,7 +44,7 @@ impl RateLimits {
     }
 
     /// Takes a token from the tool's bucket, if the tool is limited.
-    pub(crate) async fn check_tool(&self, tool: &str) -> Result<(), ErrorObject> {
+    async fn check_tool(&self, tool: &str) -> Result<(), ErrorObject> {
         let Some(rate) = self.per_tool.get(tool) else {
             return Ok(());
         };
@@ -59,6 +61,20 @@ impl RateLimits {
                 Err(ErrorObject::internal(format!("rate limits cannot be checked: {e}")))
             }
         }
+    }
+}
+
+/// The cheapest refusal comes first: a call over its rates never takes a
+/// gate's place or an idempotency key.
+impl CallLayer for RateLimits {
+    fn call<'a>(&'a self, call: ToolCall<'a>, next: Next<'a>) -> CallFuture<'a> {
+        Box::pin(async move {
+            self.check_principal(call.subject())
+                .await
+                .map_err(ToolError::Protocol)?;
+            self.check_tool(call.name).await.map_err(ToolError::Protocol)?;
+            next.run(call).await
+        })
     }
 }
 

@@ -141,11 +141,13 @@ pub(crate) async fn answer(
                 let cancel = guard.token().clone();
                 (Some(guard), cancel)
             }
-            Err(mut error) => {
+            Err(refused) => {
                 // Said as a session's duplicate: the session is the scope of ids here.
-                if error.code == ErrorCode::INVALID_REQUEST {
-                    error.message = format!("request id {id} is already in flight in this session");
-                }
+                let error = if refused.code == ErrorCode::INVALID_REQUEST {
+                    ErrorObject::invalid_request(format!("request id {id} is already in flight in this session"))
+                } else {
+                    refused
+                };
                 return reply::error(StatusCode::OK, Some(id), error);
             }
         },

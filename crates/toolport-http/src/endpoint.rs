@@ -316,8 +316,9 @@ async fn initialize(state: &Arc<AppState>, admitted: Admitted, caller: &Caller) 
     let session_id = if state.config.sessions {
         match state.open_session(session, caller.owner.clone()).await {
             Ok(session_id) => session_id,
-            // Without a stored session, the answer would name no session the
-            // client could use: it gets none, and may try again.
+            // The handshake succeeded but nothing remembers it: an answer
+            // would name a session no later request could use. The client
+            // is told to initialize again instead.
             Err(e) => {
                 tracing::error!(error = %e, "session not created");
                 return store_unavailable(Some(id), "the session could not be created");

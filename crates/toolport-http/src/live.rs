@@ -323,7 +323,7 @@ mod tests {
     use toolport_protocol::jsonrpc::Notification;
 
     use super::*;
-    use crate::store::MemoryEventLog;
+    use crate::store::{MemoryEventLog, StateError};
 
     async fn run_streams(live: &LiveSession, count: usize) -> Vec<u64> {
         let mut ids = Vec::with_capacity(count);
@@ -407,5 +407,65 @@ mod tests {
             }
         }
         assert_eq!(ids.len(), 2 * (5 * 2 + 5));
+    }
+
+    /// An event log whose answers to appends arrive late: the first append
+    /// waits the most turns, so an unordered emitter would be overtaken.
+    #[derive(Debug)]
+    struct LateReplies {
+        inner: MemoryEventLog,
+        turns: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl EventLog for LateReplies {
+        async fn append(&self, session: &str, stream: u64, data: Bytes) -> Result<u64, StateError> {
+            let seq = self.inner.append(session, stream, data).await;
+            let turns = self.turns.fetch_sub(1, Ordering::SeqCst);
+            for _ in 0..turns {
+                tokio::task::yield_now().await;
+            }
+            seq
+        }
+        async fn after(&self, session: &str, stream: u64, seq: u64) -> Result<Option<Vec<(u64, Bytes)>>, StateError> {
+            self.inner.after(session, stream, seq).await
+        }
+        async fn forget(&self, session: &str) -> Result<(), StateError> {
+            self.inner.forget(session).await
+        }
+        async fn forget_stream(&self, session: &str, stream: u64) -> Result<(), StateError> {
+            self.inner.forget_stream(session, stream).await
+        }
+    }
+
+    #[tokio::test]
+    async fn events_reach_readers_in_sequence_order_once_however_late_the_log_answers() {
+        let events = Arc::new(LateReplies {
+            inner: MemoryEventLog::new(64),
+            turns: std::sync::atomic::AtomicUsize::new(8),
+        });
+        let live = LiveSession::new("s".into(), Arc::new(Session::new()), events, Duration::ZERO);
+        let note = Message::Notification(Notification::new("n", None));
+        let (tx, mut rx) = mpsc::channel(16);
+        live.attach(GET_STREAM, 0, tx).await.unwrap();
+        live.emit_on_get_stream(&note).await;
+        // Two emitters at once, and a reader resuming after the first event
+        // while they record theirs.
+        let (resumed_tx, mut resumed_rx) = mpsc::channel(16);
+        let (_, _, resumed) = tokio::join!(
+            live.emit_on_get_stream(&note),
+            live.emit_on_get_stream(&note),
+            live.attach(GET_STREAM, 1, resumed_tx),
+        );
+        resumed.unwrap();
+        live.emit_on_get_stream(&note).await;
+        assert_eq!(
+            event_ids(&mut resumed_rx),
+            ["0-2", "0-3", "0-4"],
+            "in order, each once, replayed or live"
+        );
+        // The lock is fair: the emitters record in turn, then the reader
+        // resumes; the first reader has what was sent before that.
+        assert_eq!(event_ids(&mut rx), ["0-1", "0-2", "0-3"], "in order");
     }
 }

@@ -22,6 +22,7 @@ use toolport_protocol::jsonrpc::{
 };
 use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
 use toolport_protocol::{ErrorCode, ErrorObject};
+use toolport_rpc::exchange::InFlightGuard;
 use toolport_rpc::peer::BoxFuture;
 use toolport_rpc::{PeerChannel, RpcError};
 use toolport_server::{Admitted, CallContext, Principal, Session};
@@ -64,20 +65,20 @@ impl PeerChannel for RequestChannel {
             let Some(live) = &self.live else {
                 return Err(RpcError::Closed);
             };
-            let (id, rx) = live.pending.register();
+            let (id, rx) = live.exchange.pending.register();
             let request = Request {
                 id: id.clone(),
                 method,
                 params,
             };
             if self.tx.send(Message::Request(request)).await.is_err() {
-                live.pending.forget(&id);
+                live.exchange.pending.forget(&id);
                 return Err(RpcError::Closed);
             }
             let outcome = tokio::select! {
                 outcome = rx => outcome,
                 _ = tokio::time::sleep(timeout) => {
-                    live.pending.forget(&id);
+                    live.exchange.pending.forget(&id);
                     let params = CancelledNotificationParams { request_id: Some(id), reason: Some("timed out".into()), meta: None };
                     let _ = self.tx.try_send(Message::Notification(Notification::new(CANCELLED, serde_json::to_value(params).ok())));
                     return Err(RpcError::Timeout(timeout));
@@ -99,23 +100,6 @@ pub(crate) enum Answering {
     Stateless,
     /// Handshake era, with the session when there is one.
     Handshake(Option<Arc<LiveSession>>),
-}
-
-/// Removes a handshake-era request from its session's in-flight table when
-/// its answer is done, however that happens.
-struct InFlightGuard {
-    live: Arc<LiveSession>,
-    id: RequestId,
-}
-
-impl Drop for InFlightGuard {
-    fn drop(&mut self) {
-        self.live
-            .in_flight
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.id);
-    }
 }
 
 /// Closes the outbox when the answer is done, so a handler still sending
@@ -141,27 +125,33 @@ pub(crate) async fn answer(
     principal: Option<Principal>,
 ) -> HttpResponse {
     let id = admitted.id().clone();
-    let cancel = CancellationToken::new();
     let live = match &answering {
         Answering::Handshake(live) => live.clone(),
         Answering::Stateless => None,
     };
-    let guard = match &live {
-        Some(live) => {
-            let mut in_flight = live.in_flight.lock().unwrap_or_else(|p| p.into_inner());
-            if in_flight.contains_key(&id) {
-                drop(in_flight);
-                let error =
-                    ErrorObject::invalid_request(format!("request id {id} is already in flight in this session"));
+    // A handshake-era request runs in its session's exchange until its answer
+    // is done, however that happens (the guard leaves with the answer, or
+    // with the stream that carries it): its id is taken meanwhile, and
+    // `notifications/cancelled` or the session's end reaches its token.
+    // The server's admission bounds how many run at once; a session adds no
+    // bound of its own.
+    let (guard, cancel) = match &live {
+        Some(live) => match live.exchange.in_flight.begin(&id, usize::MAX) {
+            Ok(guard) => {
+                let cancel = guard.token().clone();
+                (Some(guard), cancel)
+            }
+            Err(refused) => {
+                // Said as a session's duplicate: the session is the scope of ids here.
+                let error = if refused.code == ErrorCode::INVALID_REQUEST {
+                    ErrorObject::invalid_request(format!("request id {id} is already in flight in this session"))
+                } else {
+                    refused
+                };
                 return reply::error(StatusCode::OK, Some(id), error);
             }
-            in_flight.insert(id.clone(), cancel.clone());
-            Some(InFlightGuard {
-                live: live.clone(),
-                id: id.clone(),
-            })
-        }
-        None => None,
+        },
+        None => (None, CancellationToken::new()),
     };
     let outbox = Arc::new(Outbox::new(state.config.stream_buffer));
     let closer = CloseOnDrop(outbox.clone());
@@ -212,7 +202,7 @@ pub(crate) async fn answer(
     match answering {
         Answering::Stateless => stream_stateless(state, id, work, closer, first, cancel),
         Answering::Handshake(Some(live)) => {
-            stream_handshake(state, live, id, work, closer, first, guard, extra_headers)
+            stream_handshake(state, live, id, work, closer, first, guard, extra_headers).await
         }
         Answering::Handshake(None) => {
             // Without a session there is nothing to resume: stream like 2026-07-28,
@@ -316,7 +306,7 @@ fn stream_stateless(
 /// A handshake-era stream: a priming event with an id and a retry hint, then
 /// every message recorded for resumption; the work goes on if the client drops.
 #[allow(clippy::too_many_arguments)]
-fn stream_handshake(
+async fn stream_handshake(
     state: &Arc<AppState>,
     live: Arc<LiveSession>,
     id: RequestId,
@@ -331,8 +321,10 @@ fn stream_handshake(
     let priming = sse::event(Some(&event_id(stream_id, 0)), Some(state.config.sse_retry), b"");
     let _ = body_tx.try_send(priming);
     drop(body_tx);
+    // Recorded before the response goes out, so a client that drops the
+    // stream at once resumes it from the priming event's id without loss.
     if let Some(first) = &first {
-        live.emit(stream_id, &stream, first);
+        live.emit(stream_id, &stream, first).await;
     }
     let grace = state.config.resume_grace;
     tokio::spawn(async move {
@@ -344,23 +336,23 @@ fn stream_handshake(
         loop {
             tokio::select! {
                 biased;
-                message = outbox.0.recv() => live.emit(stream_id, &stream, &message),
+                message = outbox.0.recv() => live.emit(stream_id, &stream, &message).await,
                 _ = check.tick() => {
                     if live.has_reader(&stream) {
                         orphaned_since = None;
                     } else if orphaned_since.get_or_insert_with(tokio::time::Instant::now).elapsed() >= grace {
                         crate::live::disconnected("client_gone");
                         tracing::info!(session = %live.id, "cancelled a request whose client went away and did not resume");
-                        live.finish(stream_id, &stream);
+                        live.finish(stream_id, &stream).await;
                         return;
                     }
                 }
                 outcome = &mut work => {
                     while let Some(message) = outbox.0.try_recv() {
-                        live.emit(stream_id, &stream, &message);
+                        live.emit(stream_id, &stream, &message).await;
                     }
-                    live.emit(stream_id, &stream, &final_message(id, outcome));
-                    live.finish(stream_id, &stream);
+                    live.emit(stream_id, &stream, &final_message(id, outcome)).await;
+                    live.finish(stream_id, &stream).await;
                     return;
                 }
                 _ = live.closed.cancelled() => return,

@@ -10,8 +10,8 @@ use tokio::sync::mpsc;
 use toolport_protocol::jsonrpc::{
     self, ErrorResponse, Frame, Message, Notification, RequestId, Response as RpcResponse,
 };
-use toolport_protocol::progress::{CANCELLED, CancelledNotificationParams};
 use toolport_protocol::{Era, ErrorObject, ProtocolVersion, lifecycle};
+use toolport_rpc::exchange::Delivery;
 use toolport_server::{
     Admitted, Authorizer, Negotiated, Principal, Refusal, RequestEra, Session, TransportFacts, request_era,
 };
@@ -51,8 +51,8 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
     };
     match parts.method {
         Method::POST => post(&state, &headers, body, &caller).await,
-        Method::GET => get(&state, &headers, &caller),
-        Method::DELETE => delete(&state, &headers, &caller),
+        Method::GET => get(&state, &headers, &caller).await,
+        Method::DELETE => delete(&state, &headers, &caller).await,
         _ => reply::method_not_allowed("GET, POST, DELETE"),
     }
 }
@@ -199,7 +199,7 @@ async fn single(
             if admitted.method() == lifecycle::INITIALIZE {
                 return Box::pin(initialize(state, admitted, caller)).await;
             }
-            match handshake_session(state, headers, caller) {
+            match handshake_session(state, headers, caller).await {
                 Err(response) => *response,
                 Ok((session, live)) => {
                     answer(
@@ -221,11 +221,11 @@ async fn single(
                 // (closing a stream is the cancellation): accepted, ignored.
                 return reply::status(StatusCode::ACCEPTED);
             }
-            match handshake_session(state, headers, caller) {
+            match handshake_session(state, headers, caller).await {
                 Err(response) => *response,
                 Ok((_, live)) => {
                     if let Some(live) = live {
-                        notify(&live, &notification);
+                        deliver(&live, Message::Notification(notification));
                     }
                     reply::status(StatusCode::ACCEPTED)
                 }
@@ -234,20 +234,11 @@ async fn single(
         Message::Response(_) | Message::Error(_) if header_is_stateless(headers) => {
             reply::bad_request(None, "clients do not send responses in protocol version 2026-07-28")
         }
-        Message::Response(RpcResponse { id, result }) => match handshake_session(state, headers, caller) {
+        answer @ (Message::Response(_) | Message::Error(_)) => match handshake_session(state, headers, caller).await {
             Err(response) => *response,
             Ok((_, live)) => {
                 if let Some(live) = live {
-                    live.pending.resolve(&id, Ok(result));
-                }
-                reply::status(StatusCode::ACCEPTED)
-            }
-        },
-        Message::Error(ErrorResponse { id, error }) => match handshake_session(state, headers, caller) {
-            Err(response) => *response,
-            Ok((_, live)) => {
-                if let (Some(live), Some(id)) = (live, id) {
-                    live.pending.resolve(&id, Err(error));
+                    deliver(&live, answer);
                 }
                 reply::status(StatusCode::ACCEPTED)
             }
@@ -285,22 +276,18 @@ fn is_stateless_notification(notification: &Notification) -> bool {
     )
 }
 
-/// A handshake-era notification: cancellation reaches the request's token.
-fn notify(live: &LiveSession, notification: &Notification) {
-    if notification.method != CANCELLED {
-        return;
-    }
-    let Some(params) = notification.params.clone() else {
-        return;
-    };
-    let Ok(CancelledNotificationParams {
-        request_id: Some(id), ..
-    }) = serde_json::from_value(params)
-    else {
-        return;
-    };
-    if let Some(token) = live.in_flight.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
-        token.cancel();
+/// A handshake-era message that is not a new request: an answer to one of
+/// our requests reaches its waiter, `notifications/cancelled` the client's
+/// running request; other notifications are ignored.
+fn deliver(live: &LiveSession, message: Message) {
+    match live.exchange.deliver(message) {
+        Delivery::NotHere(id) => {
+            // Nothing of that id waits or runs on this replica: it finished,
+            // it never existed, or another replica serving the session runs
+            // it. Forwarding to that replica belongs here.
+            tracing::debug!(session = %live.id, %id, "nothing here for this answer or cancellation");
+        }
+        Delivery::Delivered | Delivery::Notification(_) | Delivery::Ignored => {}
     }
 }
 
@@ -322,19 +309,47 @@ async fn initialize(state: &Arc<AppState>, admitted: Admitted, caller: &Caller) 
         principal: caller.principal.clone(),
         session_id: None,
     };
-    match state.server.answer(admitted, call).await {
-        Err(error) => reply::error(StatusCode::OK, Some(id), error),
-        Ok(result) => {
-            let mut response = reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result }));
-            if state.config.sessions
-                && let Some(session_id) = state.create_session(session, caller.owner.clone())
-            {
-                let value = HeaderValue::from_str(&session_id).expect("session ids are visible ASCII");
-                response.headers_mut().insert(headers::SESSION_ID, value);
+    let result = match state.server.answer(admitted, call).await {
+        Err(error) => return reply::error(StatusCode::OK, Some(id), error),
+        Ok(result) => result,
+    };
+    let session_id = if state.config.sessions {
+        match state.open_session(session, caller.owner.clone()).await {
+            Ok(session_id) => session_id,
+            // The handshake succeeded but nothing remembers it: an answer
+            // would name a session no later request could use. The client
+            // is told to initialize again instead.
+            Err(e) => {
+                tracing::error!(error = %e, "session not created");
+                return store_unavailable(Some(id), "the session could not be created");
             }
-            response
         }
+    } else {
+        None
+    };
+    let mut response = reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result }));
+    if let Some(session_id) = session_id {
+        let value = HeaderValue::from_str(&session_id).expect("session ids are visible ASCII");
+        response.headers_mut().insert(headers::SESSION_ID, value);
     }
+    response
+}
+
+/// 503 for a request the session store could not serve. The JSON-RPC code
+/// is the internal error, not the overload one: nothing the client sent was
+/// too much, and its retry does not wait for its own requests to finish but
+/// for the store to come back. The store's own words stay in the log (they
+/// may name its address).
+fn store_unavailable(id: Option<RequestId>, what: &str) -> HttpResponse {
+    let error = ErrorObject::new(
+        toolport_protocol::ErrorCode::INTERNAL_ERROR,
+        format!("Service Unavailable: {what}, because the session store is unavailable; retry shortly"),
+    );
+    let mut response = reply::error(StatusCode::SERVICE_UNAVAILABLE, id, error);
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 /// Nothing to talk back to during `initialize`.
@@ -359,7 +374,7 @@ type SessionOrResponse = Result<(Arc<Session>, Option<Arc<LiveSession>>), Box<Ht
 
 /// The session a handshake-era message belongs to (or a stand-alone one when
 /// sessions are off), after checking `MCP-Protocol-Version`.
-fn handshake_session(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> SessionOrResponse {
+async fn handshake_session(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> SessionOrResponse {
     let version = match headers::protocol_version(headers) {
         Err(error) => return Err(Box::new(reply::error(StatusCode::BAD_REQUEST, None, error))),
         // Without the header, a request is 2025-03-26 (the header arrived in 2025-06-18).
@@ -390,9 +405,9 @@ fn handshake_session(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller
     };
     // A session id presented by another principal than its creator is
     // answered exactly like an unknown one.
-    match state.session(id, caller.owner()) {
-        Some(live) => Ok((live.session.clone(), Some(live))),
-        None => Err(Box::new(reply::error(
+    match state.find_session(id, caller.owner()).await {
+        Ok(Some(live)) => Ok((live.session.clone(), Some(live))),
+        Ok(None) => Err(Box::new(reply::error(
             StatusCode::NOT_FOUND,
             None,
             ErrorObject::new(
@@ -400,6 +415,12 @@ fn handshake_session(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller
                 "Session not found: it ended or expired; send `initialize` again",
             ),
         ))),
+        // The session may well exist: saying 404 would make the client
+        // start over and lose it.
+        Err(e) => {
+            tracing::error!(error = %e, "session not looked up");
+            Err(Box::new(store_unavailable(None, "the session could not be looked up")))
+        }
     }
 }
 
@@ -420,7 +441,7 @@ async fn batch(
             format!("JSON-RPC batches are only allowed in protocol version 2025-03-26, not {version}"),
         );
     }
-    let (session, live) = match handshake_session(state, headers, caller) {
+    let (session, live) = match handshake_session(state, headers, caller).await {
         Err(response) => return *response,
         Ok(found) => found,
     };
@@ -460,22 +481,11 @@ async fn batch(
                     answers.push(message);
                 }
             }
-            Ok(Message::Notification(n)) => {
+            Ok(message) => {
                 if let Some(live) = &live {
-                    notify(live, &n);
+                    deliver(live, message);
                 }
             }
-            Ok(Message::Response(RpcResponse { id, result })) => {
-                if let Some(live) = &live {
-                    live.pending.resolve(&id, Ok(result));
-                }
-            }
-            Ok(Message::Error(ErrorResponse { id: Some(id), error })) => {
-                if let Some(live) = &live {
-                    live.pending.resolve(&id, Err(error));
-                }
-            }
-            Ok(Message::Error(_)) => {}
         }
     }
     if answers.is_empty() {
@@ -487,7 +497,7 @@ async fn batch(
 
 /// GET opens the handshake era's server-to-client stream, or resumes a
 /// stream after `Last-Event-ID`. 2026-07-28 has no GET.
-fn get(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> HttpResponse {
+async fn get(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> HttpResponse {
     if header_is_stateless(headers) || !state.config.sessions {
         return reply::method_not_allowed("POST");
     }
@@ -496,7 +506,7 @@ fn get(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> 
             "GET opens an event stream: Accept must list text/event-stream",
         ));
     }
-    let live = match handshake_session(state, headers, caller) {
+    let live = match handshake_session(state, headers, caller).await {
         Err(response) => return *response,
         Ok((_, Some(live))) => live,
         Ok((_, None)) => return reply::method_not_allowed("POST"),
@@ -514,7 +524,7 @@ fn get(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> 
         },
     };
     let (tx, rx) = mpsc::channel(state.config.stream_buffer.max(state.config.events_per_stream));
-    match live.attach(stream, after, tx) {
+    match live.attach(stream, after, tx).await {
         Ok(()) => {
             let mut response = http::Response::new(crate::body::McpBody::Sse(Box::new(SseBody::new(
                 rx,
@@ -545,20 +555,23 @@ fn get(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> 
 }
 
 /// DELETE ends a handshake-era session.
-fn delete(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> HttpResponse {
+async fn delete(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Caller) -> HttpResponse {
     if header_is_stateless(headers) || !state.config.sessions {
         return reply::method_not_allowed("POST");
     }
     let Some(id) = headers.all.get(&headers::SESSION_ID).and_then(|v| v.to_str().ok()) else {
         return reply::bad_request(None, "Mcp-Session-Id is required to end a session");
     };
-    if state.end_session(id, caller.owner()) {
-        reply::status(StatusCode::OK)
-    } else {
-        reply::error(
+    match state.close_session(id, caller.owner()).await {
+        Ok(true) => reply::status(StatusCode::OK),
+        Ok(false) => reply::error(
             StatusCode::NOT_FOUND,
             None,
             ErrorObject::invalid_request("Session not found"),
-        )
+        ),
+        Err(e) => {
+            tracing::error!(error = %e, "session not ended");
+            store_unavailable(None, "the session could not be ended")
+        }
     }
 }

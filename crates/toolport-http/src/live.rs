@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolport_protocol::jsonrpc::{Message, RequestId, encode};
-use toolport_rpc::pending::PendingRequests;
+use toolport_protocol::jsonrpc::{Message, encode};
+use toolport_rpc::exchange::Exchange;
 use toolport_server::state::new_stream_id;
 use toolport_server::{Server, ServerEvent, Session};
 
 use crate::sse;
-use crate::store::{EventLog, ready};
+use crate::store::EventLog;
 
 /// The stream id of the standalone GET stream; POST streams have random ids
 /// (so that no two replicas sharing an event log open the same stream).
@@ -30,8 +30,25 @@ const MAX_FINISHED_STREAMS: usize = 4096;
 /// sent to whoever is reading it now, if anyone.
 #[derive(Debug, Default)]
 pub(crate) struct StreamState {
+    /// Held from recording an event until it is sent, and by a reader
+    /// attaching from its replay until it is attached. The event log numbers
+    /// events as they are appended, so holding it across the append (an
+    /// await, hence a tokio mutex) is what makes events reach the reader in
+    /// the order of their numbers, and an attaching reader get each event
+    /// once: in its replay, or live after it. Appending first and locking
+    /// after would let two emitters swap their sends, and an attach in
+    /// between replay an event that then arrives live a second time.
+    order: tokio::sync::Mutex<()>,
+    /// The reader, if any. Only ever held for a moment, never across an
+    /// await, so ending a stream (`finish`, `leave`) never waits for a store.
     live: Mutex<Option<mpsc::Sender<Bytes>>>,
     finished: AtomicBool,
+}
+
+impl StreamState {
+    fn reader(&self) -> std::sync::MutexGuard<'_, Option<mpsc::Sender<Bytes>>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// A handshake-era session on this machine.
@@ -39,8 +56,8 @@ pub(crate) struct StreamState {
 pub(crate) struct LiveSession {
     pub(crate) id: String,
     pub(crate) session: Arc<Session>,
-    pub(crate) pending: PendingRequests,
-    pub(crate) in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// The client's requests running here and ours waiting for its answers.
+    pub(crate) exchange: Exchange,
     streams: Mutex<HashMap<u64, Arc<StreamState>>>,
     /// Finished POST streams, oldest first, with when they finished: kept
     /// for `Last-Event-ID` resumption during `retention`, then forgotten.
@@ -60,8 +77,7 @@ impl LiveSession {
         Arc::new(LiveSession {
             id,
             session,
-            pending: PendingRequests::new(),
-            in_flight: Mutex::default(),
+            exchange: Exchange::new(),
             streams: Mutex::default(),
             finished: Mutex::default(),
             retention,
@@ -80,7 +96,7 @@ impl LiveSession {
         let id = new_stream_id();
         let state = Arc::new(StreamState {
             live: Mutex::new(Some(reader)),
-            finished: AtomicBool::new(false),
+            ..StreamState::default()
         });
         self.streams().insert(id, state.clone());
         (id, state)
@@ -98,16 +114,17 @@ impl LiveSession {
     /// reader that cannot keep up is dropped; it may resume from its last id.
     /// An event the log could not record goes out without an id: the reader
     /// gets it, a resumption would not.
-    pub(crate) fn emit(&self, stream_id: u64, stream: &StreamState, message: &Message) {
+    pub(crate) async fn emit(&self, stream_id: u64, stream: &StreamState, message: &Message) {
         let data = Bytes::from(encode(message));
-        let mut live = stream.live.lock().unwrap_or_else(|p| p.into_inner());
-        let id = match ready(self.events.append(&self.id, stream_id, data.clone())) {
+        let _order = stream.order.lock().await;
+        let id = match self.events.append(&self.id, stream_id, data.clone()).await {
             Ok(seq) => Some(event_id(stream_id, seq)),
             Err(e) => {
                 tracing::warn!(session = %self.id, stream = stream_id, error = %e, "event not recorded for resumption");
                 None
             }
         };
+        let mut live = stream.reader();
         if let Some(tx) = live.as_ref() {
             match tx.try_send(sse::event(id.as_deref(), None, &data)) {
                 Ok(()) => {}
@@ -130,21 +147,26 @@ impl LiveSession {
 
     /// Whether someone reads this stream now.
     pub(crate) fn has_reader(&self, stream: &StreamState) -> bool {
-        stream
-            .live
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-            .is_some_and(|tx| !tx.is_closed())
+        stream.reader().as_ref().is_some_and(|tx| !tx.is_closed())
     }
 
     /// Ends a POST stream: its reader's body ends once drained. The stream
     /// stays resumable for the retention period (bounded in number); older
     /// finished streams and their events are forgotten here, so a long-lived
     /// session's memory does not grow with every call.
-    pub(crate) fn finish(&self, stream_id: u64, stream: &StreamState) {
+    pub(crate) async fn finish(&self, stream_id: u64, stream: &StreamState) {
         stream.finished.store(true, Ordering::SeqCst);
-        *stream.live.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *stream.reader() = None;
+        for id in self.expire_finished(stream_id) {
+            if let Err(e) = self.events.forget_stream(&self.id, id).await {
+                tracing::warn!(session = %self.id, stream = id, error = %e, "finished stream not forgotten");
+            }
+        }
+    }
+
+    /// Notes a stream as finished and lets go of those past their retention
+    /// (or beyond the cap); returns their ids, for the log to forget.
+    fn expire_finished(&self, stream_id: u64) -> Vec<u64> {
         let now = Instant::now();
         let mut finished = self.finished.lock().unwrap_or_else(|p| p.into_inner());
         finished.push_back((now, stream_id));
@@ -158,38 +180,33 @@ impl LiveSession {
             expired.push(oldest);
         }
         drop(finished);
-        if expired.is_empty() {
-            return;
-        }
         let mut streams = self.streams();
         for id in &expired {
             streams.remove(id);
         }
-        drop(streams);
-        for id in expired {
-            if let Err(e) = ready(self.events.forget_stream(&self.id, id)) {
-                tracing::warn!(session = %self.id, stream = id, error = %e, "finished stream not forgotten");
-            }
-        }
+        expired
     }
 
     /// Attaches a reader to a stream: the events after `after` first, then
     /// live ones. `Err` when resumption would lose events (or the stream is
     /// unknown), and 409 when a standalone stream already has a reader.
-    pub(crate) fn attach(&self, stream_id: u64, after: u64, tx: mpsc::Sender<Bytes>) -> Result<(), AttachError> {
+    pub(crate) async fn attach(&self, stream_id: u64, after: u64, tx: mpsc::Sender<Bytes>) -> Result<(), AttachError> {
         let stream = if stream_id == GET_STREAM {
             self.get_stream()
         } else {
             self.stream(stream_id).ok_or(AttachError::Unknown)?
         };
-        let mut live = stream.live.lock().unwrap_or_else(|p| p.into_inner());
-        if stream_id == GET_STREAM && after == 0 && live.as_ref().is_some_and(|tx| !tx.is_closed()) {
+        // No event is recorded while the replay is read and sent (see `order`).
+        let _order = stream.order.lock().await;
+        if stream_id == GET_STREAM && after == 0 && stream.reader().as_ref().is_some_and(|tx| !tx.is_closed()) {
             return Err(AttachError::Busy);
         }
         let replay = if after == 0 && stream_id == GET_STREAM {
             Vec::new()
         } else {
-            ready(self.events.after(&self.id, stream_id, after))
+            self.events
+                .after(&self.id, stream_id, after)
+                .await
                 .unwrap_or_else(|e| {
                     tracing::warn!(session = %self.id, stream = stream_id, error = %e, "events not replayed");
                     None
@@ -204,7 +221,11 @@ impl LiveSession {
                 return Err(AttachError::Unknown);
             }
         }
-        if !stream.finished.load(Ordering::SeqCst) {
+        // Checked under the reader's lock, which `finish` and `leave` take
+        // after marking the stream finished or the session closed: either the
+        // reader is not attached, or they take it away again.
+        let mut live = stream.reader();
+        if !stream.finished.load(Ordering::SeqCst) && !self.closed.is_cancelled() {
             *live = Some(tx);
         }
         Ok(())
@@ -222,31 +243,30 @@ impl LiveSession {
 
     /// Ends the session: its streams close, its requests are cancelled and
     /// its events are forgotten.
-    pub(crate) fn close(&self) {
+    pub(crate) async fn close(&self) {
         self.leave();
-        if let Err(e) = ready(self.events.forget(&self.id)) {
+        if let Err(e) = self.events.forget(&self.id).await {
             tracing::warn!(session = %self.id, error = %e, "session events not forgotten");
         }
     }
 
     /// Lets go of the session on this machine only: its streams here close
     /// and its requests here are cancelled, while its record and events stay
-    /// for the replicas that serve it (or ended it) elsewhere.
+    /// for the replicas that serve it (or ended it) elsewhere. Our requests
+    /// to its client fail (their waiters see the channel closed).
     pub(crate) fn leave(&self) {
         self.closed.cancel();
-        for token in self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).values() {
-            token.cancel();
-        }
-        self.pending.close_all();
+        self.exchange.in_flight.cancel_all();
+        self.exchange.pending.close_all();
         for stream in self.streams().values() {
-            *stream.live.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            *stream.reader() = None;
         }
     }
 
     /// Server-initiated messages go on the standalone GET stream.
-    pub(crate) fn emit_on_get_stream(&self, message: &Message) {
+    pub(crate) async fn emit_on_get_stream(&self, message: &Message) {
         let stream = self.get_stream();
-        self.emit(GET_STREAM, &stream, message);
+        self.emit(GET_STREAM, &stream, message).await;
     }
 }
 
@@ -292,7 +312,8 @@ pub(crate) async fn forward_changes(server: Server, live: Arc<LiveSession>) {
             {
                 continue;
             }
-            live.emit_on_get_stream(&Message::Notification(event.notification()));
+            live.emit_on_get_stream(&Message::Notification(event.notification()))
+                .await;
         }
     }
 }
@@ -302,49 +323,50 @@ mod tests {
     use toolport_protocol::jsonrpc::Notification;
 
     use super::*;
-    use crate::store::MemoryEventLog;
+    use crate::store::{MemoryEventLog, StateError};
 
-    fn run_streams(live: &LiveSession, count: usize) -> Vec<u64> {
-        (0..count)
-            .map(|_| {
-                let (tx, _rx) = mpsc::channel(4);
-                let (id, stream) = live.open_stream(tx);
-                live.emit(id, &stream, &Message::Notification(Notification::new("n", None)));
-                live.finish(id, &stream);
-                id
-            })
-            .collect()
+    async fn run_streams(live: &LiveSession, count: usize) -> Vec<u64> {
+        let mut ids = Vec::with_capacity(count);
+        for _ in 0..count {
+            let (tx, _rx) = mpsc::channel(4);
+            let (id, stream) = live.open_stream(tx);
+            live.emit(id, &stream, &Message::Notification(Notification::new("n", None)))
+                .await;
+            live.finish(id, &stream).await;
+            ids.push(id);
+        }
+        ids
     }
 
-    #[test]
-    fn finished_streams_are_forgotten_after_their_retention_and_beyond_the_cap() {
+    #[tokio::test]
+    async fn finished_streams_are_forgotten_after_their_retention_and_beyond_the_cap() {
         let events = Arc::new(MemoryEventLog::new(16));
         let session = Arc::new(Session::new());
         // No retention: each finished stream replaces the one before.
         let live = LiveSession::new("s".into(), session.clone(), events.clone(), Duration::ZERO);
-        let ids = run_streams(&live, 10);
+        let ids = run_streams(&live, 10).await;
         assert_eq!(live.streams().len(), 1);
         let (last, earlier) = ids.split_last().unwrap();
         assert!(
-            ready(events.after("s", *last, 0)).unwrap().is_some(),
+            events.after("s", *last, 0).await.unwrap().is_some(),
             "the newest stays resumable"
         );
         for id in earlier {
             assert!(
-                ready(events.after("s", *id, 0)).unwrap().is_none(),
+                events.after("s", *id, 0).await.unwrap().is_none(),
                 "stream {id} is forgotten"
             );
             let (tx, _rx) = mpsc::channel(4);
-            assert_eq!(live.attach(*id, 1, tx), Err(AttachError::Unknown));
+            assert_eq!(live.attach(*id, 1, tx).await, Err(AttachError::Unknown));
         }
         // A long retention still keeps no more than the cap.
         let live = LiveSession::new("t".into(), session, events.clone(), Duration::from_secs(3600));
-        let ids = run_streams(&live, MAX_FINISHED_STREAMS + 10);
+        let ids = run_streams(&live, MAX_FINISHED_STREAMS + 10).await;
         assert_eq!(live.streams().len(), MAX_FINISHED_STREAMS);
-        assert!(ready(events.after("t", ids[9], 0)).unwrap().is_none());
-        assert!(ready(events.after("t", ids[10], 0)).unwrap().is_some());
+        assert!(events.after("t", ids[9], 0).await.unwrap().is_none());
+        assert!(events.after("t", ids[10], 0).await.unwrap().is_some());
         let (tx, _rx) = mpsc::channel(4);
-        assert_eq!(live.attach(ids[10], 1, tx), Ok(()), "a kept stream resumes");
+        assert_eq!(live.attach(ids[10], 1, tx).await, Ok(()), "a kept stream resumes");
     }
 
     fn event_ids(rx: &mut mpsc::Receiver<Bytes>) -> Vec<String> {
@@ -371,19 +393,79 @@ mod tests {
         for replica in &replicas {
             // Each replica has a reader on its GET stream and opens POST streams.
             let (get_tx, mut get_rx) = mpsc::channel(8);
-            replica.attach(GET_STREAM, 0, get_tx).unwrap();
+            replica.attach(GET_STREAM, 0, get_tx).await.unwrap();
             for _ in 0..5 {
                 let (tx, mut rx) = mpsc::channel(4);
                 let (id, stream) = replica.open_stream(tx);
                 assert_ne!(id, GET_STREAM, "a POST stream never takes the GET stream's id");
-                replica.emit(id, &stream, &note);
-                replica.emit(id, &stream, &note);
-                replica.emit_on_get_stream(&note);
+                replica.emit(id, &stream, &note).await;
+                replica.emit(id, &stream, &note).await;
+                replica.emit_on_get_stream(&note).await;
                 for id in event_ids(&mut rx).into_iter().chain(event_ids(&mut get_rx)) {
                     assert!(ids.insert(id.clone()), "event id {id} minted twice");
                 }
             }
         }
         assert_eq!(ids.len(), 2 * (5 * 2 + 5));
+    }
+
+    /// An event log whose answers to appends arrive late: the first append
+    /// waits the most turns, so an unordered emitter would be overtaken.
+    #[derive(Debug)]
+    struct LateReplies {
+        inner: MemoryEventLog,
+        turns: std::sync::atomic::AtomicUsize,
+    }
+
+    #[async_trait::async_trait]
+    impl EventLog for LateReplies {
+        async fn append(&self, session: &str, stream: u64, data: Bytes) -> Result<u64, StateError> {
+            let seq = self.inner.append(session, stream, data).await;
+            let turns = self.turns.fetch_sub(1, Ordering::SeqCst);
+            for _ in 0..turns {
+                tokio::task::yield_now().await;
+            }
+            seq
+        }
+        async fn after(&self, session: &str, stream: u64, seq: u64) -> Result<Option<Vec<(u64, Bytes)>>, StateError> {
+            self.inner.after(session, stream, seq).await
+        }
+        async fn forget(&self, session: &str) -> Result<(), StateError> {
+            self.inner.forget(session).await
+        }
+        async fn forget_stream(&self, session: &str, stream: u64) -> Result<(), StateError> {
+            self.inner.forget_stream(session, stream).await
+        }
+    }
+
+    #[tokio::test]
+    async fn events_reach_readers_in_sequence_order_once_however_late_the_log_answers() {
+        let events = Arc::new(LateReplies {
+            inner: MemoryEventLog::new(64),
+            turns: std::sync::atomic::AtomicUsize::new(8),
+        });
+        let live = LiveSession::new("s".into(), Arc::new(Session::new()), events, Duration::ZERO);
+        let note = Message::Notification(Notification::new("n", None));
+        let (tx, mut rx) = mpsc::channel(16);
+        live.attach(GET_STREAM, 0, tx).await.unwrap();
+        live.emit_on_get_stream(&note).await;
+        // Two emitters at once, and a reader resuming after the first event
+        // while they record theirs.
+        let (resumed_tx, mut resumed_rx) = mpsc::channel(16);
+        let (_, _, resumed) = tokio::join!(
+            live.emit_on_get_stream(&note),
+            live.emit_on_get_stream(&note),
+            live.attach(GET_STREAM, 1, resumed_tx),
+        );
+        resumed.unwrap();
+        live.emit_on_get_stream(&note).await;
+        assert_eq!(
+            event_ids(&mut resumed_rx),
+            ["0-2", "0-3", "0-4"],
+            "in order, each once, replayed or live"
+        );
+        // The lock is fair: the emitters record in turn, then the reader
+        // resumes; the first reader has what was sent before that.
+        assert_eq!(event_ids(&mut rx), ["0-1", "0-2", "0-3"], "in order");
     }
 }

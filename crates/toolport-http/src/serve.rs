@@ -59,9 +59,9 @@ impl HttpServer {
     }
 
     /// With the given stores (for example shared ones, across replicas).
-    /// Parts of the request path do not await the stores yet: a store that
-    /// waits for a round trip needs the multi-threaded runtime there (see
-    /// the `store` module).
+    /// The request path awaits them, so a store that waits for a round trip
+    /// holds up only the requests that need it, on any tokio runtime; one
+    /// that fails answers those requests 503.
     pub fn with_stores(
         server: Server,
         config: HttpConfig,

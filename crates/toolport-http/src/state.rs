@@ -15,7 +15,7 @@ use toolport_server::{Server, Session};
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::live::{LiveSession, forward_changes};
-use crate::store::{EventLog, SessionRecord, SessionStore, StateError, ready};
+use crate::store::{EventLog, SessionRecord, SessionStore, StateError};
 
 /// Shared state of one HTTP endpoint.
 pub(crate) struct AppState {
@@ -141,8 +141,9 @@ impl AppState {
             return Ok(false);
         }
         let existed = self.sessions.store.remove(id).await?;
-        if let Some(live) = self.live().remove(id) {
-            live.close();
+        let live = self.live().remove(id);
+        if let Some(live) = live {
+            live.close().await;
         }
         self.sessions.recount().await;
         Ok(existed)
@@ -166,34 +167,6 @@ impl AppState {
         session
     }
 
-    /// Registers a session whose `initialize` succeeded; returns its id.
-    /// `None` also when the store failed (logged): the client then gets no
-    /// session id. (Synchronous callers; see [`ready`].)
-    pub(crate) fn create_session(&self, session: Arc<Session>, principal: Option<String>) -> Option<String> {
-        ready(self.open_session(session, principal)).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "session not created");
-            None
-        })
-    }
-
-    /// [`AppState::find_session`] for synchronous callers (see [`ready`]); a
-    /// store failure (logged) reads as "no such session".
-    pub(crate) fn session(&self, id: &str, owner: Option<&str>) -> Option<Arc<LiveSession>> {
-        ready(self.find_session(id, owner)).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "session not looked up");
-            None
-        })
-    }
-
-    /// [`AppState::close_session`] for synchronous callers (see [`ready`]);
-    /// a store failure (logged) reads as "no such session".
-    pub(crate) fn end_session(&self, id: &str, owner: Option<&str>) -> bool {
-        ready(self.close_session(id, owner)).unwrap_or_else(|e| {
-            tracing::error!(error = %e, "session not ended");
-            false
-        })
-    }
-
     /// Ends the sessions idle for longer than the configured timeout, and
     /// counts the sessions anew (other replicas of a shared store create and
     /// end sessions too). A session no request used here for as long is let
@@ -202,8 +175,9 @@ impl AppState {
         let idle = self.config.session_idle_timeout;
         let expired = self.sessions.store.reap(idle).await?;
         for id in &expired {
-            if let Some(live) = self.live().remove(id) {
-                live.close();
+            let live = self.live().remove(id);
+            if let Some(live) = live {
+                live.close().await;
             }
         }
         self.live().retain(|_, live| {
@@ -217,10 +191,12 @@ impl AppState {
         Ok(expired.len())
     }
 
-    /// Ends every session's streams (shutdown).
+    /// Ends every session's streams and requests on this machine (shutdown).
+    /// Their records and events stay: the sessions are not over, and a
+    /// replica sharing the stores (or this one, restarted) serves them on.
     pub(crate) fn close_all(&self) {
         for (_, live) in self.live().drain() {
-            live.close();
+            live.leave();
         }
     }
 }

@@ -2,45 +2,20 @@
 //! each failure gets its own error and a refused request leaves no trace in
 //! the layers behind it; authorization trims lists before they are paged.
 
+mod common;
+
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::{ErrorCode, Request};
-use toolport_rpc::peer::BoxFuture;
-use toolport_rpc::{PeerChannel, RpcError};
 use toolport_server::admission::Target;
 use toolport_server::audit::AuditLog;
 use toolport_server::policy::{PolicyConfig, RateConfig, ToolPolicyConfig};
 use toolport_server::{
-    Authorizer, CallContext, Forbidden, NoArgs, Principal, Refusal, RoutingHeaders, Server, ServerOptions,
-    TransportFacts, tool,
+    Authorizer, Forbidden, NoArgs, Principal, Refusal, RoutingHeaders, Server, ServerOptions, TransportFacts, tool,
 };
-
-#[derive(Debug)]
-struct NullChannel;
-
-impl PeerChannel for NullChannel {
-    fn notify(&self, _: toolport_protocol::Notification) -> BoxFuture<'_, Result<(), RpcError>> {
-        Box::pin(async { Ok(()) })
-    }
-    fn request(&self, _: String, _: Option<Value>, _: Duration) -> BoxFuture<'_, Result<Box<RawValue>, RpcError>> {
-        Box::pin(async { Err(RpcError::Closed) })
-    }
-}
-
-fn call_context(principal: &Principal) -> CallContext {
-    CallContext {
-        session: Default::default(),
-        channel: Arc::new(NullChannel),
-        cancel: CancellationToken::new(),
-        principal: Some(principal.clone()),
-        session_id: None,
-    }
-}
 
 /// Tools and prompts whose names end in an odd digit need the scope `odd`.
 #[derive(Debug)]
@@ -137,7 +112,10 @@ async fn admitted_call(server: &Server, who: &Principal, request: Request) -> Re
     };
     let admitted = server.admit(request, &facts)?;
     let result = server
-        .answer(admitted, call_context(who))
+        .answer(
+            admitted,
+            common::context_of(Some(who.clone()), CancellationToken::new()),
+        )
         .await
         .map_err(|error| Refusal::Invalid {
             error,

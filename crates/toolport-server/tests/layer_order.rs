@@ -2,30 +2,17 @@
 //! if the two layers it names were swapped. (Authorization before every
 //! layer is shown in `admission.rs`.)
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::Request;
-use toolport_rpc::peer::BoxFuture;
-use toolport_rpc::{PeerChannel, RpcError};
 use toolport_server::policy::{PolicyConfig, RateConfig, ToolPolicyConfig};
-use toolport_server::{CallContext, NoArgs, Server, tool};
-
-#[derive(Debug)]
-struct NullChannel;
-
-impl PeerChannel for NullChannel {
-    fn notify(&self, _: toolport_protocol::Notification) -> BoxFuture<'_, Result<(), RpcError>> {
-        Box::pin(async { Ok(()) })
-    }
-    fn request(&self, _: String, _: Option<Value>, _: Duration) -> BoxFuture<'_, Result<Box<RawValue>, RpcError>> {
-        Box::pin(async { Err(RpcError::Closed) })
-    }
-}
+use toolport_server::{NoArgs, Server, tool};
 
 /// Calls `tool` (2026-07-28) with an optional idempotency key, cancelled by `cancel`.
 async fn call_with(server: &Server, tool: &str, key: Option<&str>, cancel: CancellationToken) -> Value {
@@ -41,13 +28,7 @@ async fn call_with(server: &Server, tool: &str, key: Option<&str>, cancel: Cance
         "tools/call",
         Some(json!({"name": tool, "arguments": {}, "_meta": meta})),
     );
-    let call = CallContext {
-        session: Default::default(),
-        channel: Arc::new(NullChannel),
-        cancel,
-        principal: None,
-        session_id: None,
-    };
+    let call = common::context_of(None, cancel);
     match server.handle(request, call).await {
         Ok(result) => serde_json::from_str(result.get()).unwrap(),
         Err(error) => json!({"error": error}),

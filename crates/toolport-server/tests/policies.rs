@@ -2,6 +2,8 @@
 //! failing loudly if it does not: gates, queues, deadlines, rate limits,
 //! idempotency keys, audit.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,37 +11,11 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use tokio_util::sync::CancellationToken;
 use toolport_protocol::Request;
-use toolport_rpc::peer::BoxFuture;
-use toolport_rpc::{PeerChannel, RpcError};
 use toolport_server::policy::{PolicyConfig, RateConfig, ToolPolicyConfig};
-use toolport_server::{CallContext, NoArgs, Server, tool};
-
-#[derive(Debug)]
-struct NullChannel;
-
-impl PeerChannel for NullChannel {
-    fn notify(&self, _: toolport_protocol::Notification) -> BoxFuture<'_, Result<(), RpcError>> {
-        Box::pin(async { Ok(()) })
-    }
-    fn request(&self, _: String, _: Option<Value>, _: Duration) -> BoxFuture<'_, Result<Box<RawValue>, RpcError>> {
-        Box::pin(async { Err(RpcError::Closed) })
-    }
-}
-
-fn call_context() -> CallContext {
-    CallContext {
-        session: Default::default(),
-        channel: Arc::new(NullChannel),
-        cancel: CancellationToken::new(),
-        principal: None,
-        session_id: None,
-    }
-}
+use toolport_server::{NoArgs, Server, tool};
 
 async fn call(server: &Server, id: i64, tool: &str, meta: Value) -> Value {
     let mut m = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
@@ -51,7 +27,7 @@ async fn call(server: &Server, id: i64, tool: &str, meta: Value) -> Value {
         "tools/call",
         Some(json!({"name": tool, "arguments": {}, "_meta": m})),
     );
-    match server.handle(request, call_context()).await {
+    match server.handle(request, common::call_context()).await {
         Ok(result) => json!({"result": serde_json::from_str::<Value>(result.get()).unwrap()}),
         Err(error) => json!({"error": error}),
     }
@@ -253,7 +229,7 @@ async fn one_idempotency_key_sent_20_times_runs_the_tool_once() {
                 "tools/call",
                 Some(json!({"name": "order", "arguments": {"item": item}, "_meta": m})),
             );
-            match server.handle(request, call_context()).await {
+            match server.handle(request, common::call_context()).await {
                 Ok(result) => serde_json::from_str::<Value>(result.get()).unwrap(),
                 Err(error) => json!({"error": error}),
             }

@@ -2,42 +2,18 @@
 //! an idempotency key, a rate limit, a list change and a `requestState`
 //! sealed on one replica hold on the other.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 use toolport_protocol::Request;
 use toolport_protocol::elicitation::ElicitRequestParams;
-use toolport_rpc::peer::BoxFuture;
-use toolport_rpc::{PeerChannel, RpcError};
 use toolport_server::policy::{PolicyConfig, RateConfig};
 use toolport_server::state::{KeyRing, MemoryEventBus, MemoryIdempotencyStore, MemoryRateLimiter};
-use toolport_server::{CallContext, NoArgs, RequestContext, Server, ServerBuilder, ServerEvent, ToolError, tool};
-
-#[derive(Debug)]
-struct NullChannel;
-
-impl PeerChannel for NullChannel {
-    fn notify(&self, _: toolport_protocol::Notification) -> BoxFuture<'_, Result<(), RpcError>> {
-        Box::pin(async { Ok(()) })
-    }
-    fn request(&self, _: String, _: Option<Value>, _: Duration) -> BoxFuture<'_, Result<Box<RawValue>, RpcError>> {
-        Box::pin(async { Err(RpcError::Closed) })
-    }
-}
-
-fn call_context() -> CallContext {
-    CallContext {
-        session: Default::default(),
-        channel: Arc::new(NullChannel),
-        cancel: CancellationToken::new(),
-        principal: None,
-        session_id: None,
-    }
-}
+use toolport_server::{NoArgs, RequestContext, Server, ServerBuilder, ServerEvent, ToolError, tool};
 
 /// A 2026-07-28 `tools/call` with these extra params and `_meta` entries.
 async fn call(server: &Server, tool: &str, params: Value, meta: Value) -> Value {
@@ -46,7 +22,7 @@ async fn call(server: &Server, tool: &str, params: Value, meta: Value) -> Value 
     let mut p = json!({"name": tool, "arguments": {}, "_meta": m});
     p.as_object_mut().unwrap().extend(params.as_object().unwrap().clone());
     match server
-        .handle(Request::new(1, "tools/call", Some(p)), call_context())
+        .handle(Request::new(1, "tools/call", Some(p)), common::call_context())
         .await
     {
         Ok(result) => json!({"result": serde_json::from_str::<Value>(result.get()).unwrap()}),

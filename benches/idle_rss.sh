@@ -17,13 +17,13 @@ report() { # label pid
 }
 PORT=19051
 TOOLPORT_LOG=warn "$binary" serve --demo --bind "127.0.0.1:$PORT" 2>/dev/null & http=$!
-trap 'kill $http 2>/dev/null' EXIT
+trap 'kill $http 2>/dev/null || true' EXIT
 wait_ready "$PORT"
 report "serve --demo (HTTP)" "$http"
 kill "$http"; wait "$http" 2>/dev/null || true
 # stdio: its input stays open (and empty) while we look.
 sleep 5 | TOOLPORT_LOG=warn "$binary" serve --demo --stdio >/dev/null 2>&1 & stdio=$!
-trap 'kill $stdio 2>/dev/null' EXIT
+trap 'kill $stdio 2>/dev/null || true' EXIT
 report "serve --demo --stdio" "$stdio"
 kill "$stdio"; wait "$stdio" 2>/dev/null || true
 ls -l "$binary"

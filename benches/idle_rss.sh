@@ -21,8 +21,9 @@ trap 'kill $http 2>/dev/null || true' EXIT
 wait_ready "$PORT"
 report "serve --demo (HTTP)" "$http"
 kill "$http"; wait "$http" 2>/dev/null || true
-# stdio: its input stays open (and empty) while we look.
-sleep 5 | TOOLPORT_LOG=warn "$binary" serve --demo --stdio >/dev/null 2>&1 & stdio=$!
+# stdio: both ends pipes, as an MCP client starts it; its input stays open
+# (and empty) while we look.
+sleep 5 | TOOLPORT_LOG=warn "$binary" serve --demo --stdio > >(cat >/dev/null) 2>/dev/null & stdio=$!
 trap 'kill $stdio 2>/dev/null || true' EXIT
 report "serve --demo --stdio" "$stdio"
 kill "$stdio"; wait "$stdio" 2>/dev/null || true

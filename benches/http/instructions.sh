@@ -7,12 +7,13 @@
 # shows. Each server answers 500 and then 2500 calls (16 keep-alive
 # connections taken in turn); the difference divided by 2000 leaves out
 # start-up. Usage: benches/http/instructions.sh; BINDIR=dir uses the
-# echo_floor and echo_server already built there (to compare commits).
+# echo_floor and echo_server already built there (to compare commits). Built
+# with the `profiling` profile, so cg_annotate can name source lines.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)"; exit 1; }
-bin=${BINDIR:-target/release/examples}
-[ -n "${BINDIR:-}" ] || cargo build --release -q -p toolport-http --example echo_server --example echo_floor
+bin=${BINDIR:-target/profiling/examples}
+[ -n "${BINDIR:-}" ] || cargo build --profile profiling -q -p toolport-http --example echo_server --example echo_floor
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 count() { # label port binary [arguments after the address...]

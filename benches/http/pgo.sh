@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Profile-guided builds of the floor, the echo server and the `toolport`
-# binary, the way a release is shipped. All are built instrumented; each
-# serves a training load in its own process; all are rebuilt with the merged
-# profile into target/pgo. The floor gets the same treatment, so the ratio
-# stays like for like. Toolport's training is broader than what the
-# benchmarks measure: all three HTTP modes at concurrency 1, 16 and 64, with
-# the policy layers off and on, and `toolport serve --demo` the same way.
+# binary, with the `profiling` profile (release code generation plus line
+# tables, so perf can still name source lines; `strip -g` a binary before
+# shipping it). All are built instrumented; each serves a training load in
+# its own process; all are rebuilt with the merged profile into target/pgo.
+# The floor gets the same treatment, so the ratio stays like for like.
+# Toolport's training is broader than what the benchmarks measure: all three
+# HTTP modes at concurrency 1, 16 and 64, with the policy layers off and on,
+# and `toolport serve --demo` the same way.
 #
 # Usage: benches/http/pgo.sh [seconds per training run], then for example
-#   BINDIR=target/pgo/release/examples AGAINST=floor benches/http/layers.sh 3 15
-#   BINDIR=target/pgo/release/examples benches/http/run.sh 5 3
+#   BINDIR=target/pgo/profiling/examples AGAINST=floor benches/http/layers.sh 3 15
+#   BINDIR=target/pgo/profiling/examples benches/http/run.sh 5 3
 # Needs wrk and the toolchain's llvm-profdata (rustup component add llvm-tools).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,11 +24,11 @@ profiles=$PWD/target/pgo-profiles
 rm -rf "$profiles"
 mkdir -p "$profiles"
 build() { # target dir, RUSTFLAGS
-  RUSTFLAGS="$2" cargo build --release -q --target-dir "$1" -p toolport-http --example echo_floor --example echo_server
-  RUSTFLAGS="$2" cargo build --release -q --target-dir "$1" -p toolport --bin toolport
+  RUSTFLAGS="$2" cargo build --profile profiling -q --target-dir "$1" -p toolport-http --example echo_floor --example echo_server
+  RUSTFLAGS="$2" cargo build --profile profiling -q --target-dir "$1" -p toolport --bin toolport
 }
 build target/pgo-generate "-Cprofile-generate=$profiles"
-gen=target/pgo-generate/release/examples
+gen=target/pgo-generate/profiling/examples
 load() { # port mode concurrency [session]
   MODE=$2 SESSION=${4:-} wrk -t1 -c"$3" -d"${TRAIN}s" -s benches/http/call.lua "http://127.0.0.1:$1/mcp" | grep '^RESULT'
 }
@@ -60,7 +62,7 @@ for layers in off on; do
   stop
   rm -f "${TMPDIR:-/tmp}/toolport-echo-audit-$pid.jsonl"
 done
-serve 19043 target/pgo-generate/release/toolport serve --demo --bind 127.0.0.1:19043
+serve 19043 target/pgo-generate/profiling/toolport serve --demo --bind 127.0.0.1:19043
 every_mode "toolport serve --demo" 19043
 stop
 
@@ -68,4 +70,4 @@ stop
 # instrumented build leave default_*.profraw there too.
 "$profdata" merge -o "$profiles/merged.profdata" "$profiles"/[0-9]*.profraw
 build target/pgo "-Cprofile-use=$profiles/merged.profdata"
-echo "PGO builds: target/pgo/release/examples/echo_floor, echo_server; target/pgo/release/toolport"
+echo "PGO builds: target/pgo/profiling/examples/echo_floor, echo_server; target/pgo/profiling/toolport"

@@ -5,9 +5,14 @@
 //! stderr. Lines are bounded ([`crate::framing`]); an over-long or malformed
 //! line is answered with an error and the connection goes on.
 //!
-//! This process's stdin and stdout are served by two plain threads with
-//! blocking I/O: tokio's own stdin goes through the blocking pool and hands
-//! every line across threads twice, which costs more than the work itself.
+//! This process's stdin and stdout, when both are pipes (how MCP clients
+//! start servers), are read and written on the runtime itself, non-blocking:
+//! a request then wakes one thread, as it does in a blocking server, instead
+//! of three (a reader thread, a runtime worker, a writer thread); that was
+//! most of the time of a cheap call. Anything else (a file, a terminal, a
+//! socket) is served by two plain threads with blocking I/O: tokio's own
+//! stdin goes through the blocking pool and hands every line across threads
+//! twice, which costs more than the work itself.
 
 use std::io::{self, BufRead, Write};
 use std::process::Stdio;
@@ -21,8 +26,15 @@ use toolport_protocol::{ErrorCode, ErrorObject};
 use crate::framing::{Line, LineDecoder};
 use crate::transport::{Incoming, Outgoing, Transport, TransportEnd, channel};
 
-/// Serves on this process's stdin and stdout.
+/// Serves on this process's stdin and stdout. Must be called within a
+/// runtime with I/O enabled.
 pub fn own_stdio(max_line: usize) -> Transport {
+    #[cfg(unix)]
+    if let Some((stdin, stdout)) = own_pipes() {
+        return spawn_async(BufReader::new(stdin), stdout, max_line, |e| {
+            tracing::warn!(error = %e, "stdout closed");
+        });
+    }
     let (transport, end) = channel();
     let TransportEnd {
         incoming,
@@ -59,9 +71,43 @@ pub fn spawn_child(mut command: Command, max_line: usize) -> io::Result<(Transpo
     Ok((from_async(BufReader::new(stdout), stdin, max_line), child))
 }
 
+/// This process's stdin and stdout as non-blocking pipes registered with the
+/// runtime; `None` (and both left as they were) unless both are pipes.
+#[cfg(unix)]
+fn own_pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+
+    // Duplicates share the open file, so they see the same bytes; only the
+    // pipe ends are switched to non-blocking, and nothing else in this
+    // process reads stdin or writes stdout in stdio mode.
+    let stdout = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let stdin = io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let sender = pipe::Sender::from_owned_fd(stdout).ok()?;
+    match pipe::Receiver::from_owned_fd(stdin) {
+        Ok(receiver) => Some((receiver, sender)),
+        Err(_) => {
+            // The blocking writer thread takes stdout over: make it blocking again.
+            let _ = sender.into_blocking_fd();
+            None
+        }
+    }
+}
+
 /// A transport over any async byte streams (a child's pipes, a socket, an
 /// in-memory duplex in tests).
 pub fn from_async<R, W>(reader: R, writer: W, max_line: usize) -> Transport
+where
+    R: AsyncBufRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    spawn_async(reader, writer, max_line, |e| {
+        tracing::debug!(error = %e, "peer's input closed");
+    })
+}
+
+/// Reads and writes in two tasks; `on_write_error` reports why writing stopped.
+fn spawn_async<R, W>(reader: R, writer: W, max_line: usize, on_write_error: fn(&io::Error)) -> Transport
 where
     R: AsyncBufRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -75,7 +121,7 @@ where
     tokio::spawn(async move { read_async(reader, max_line, &incoming).await });
     tokio::spawn(async move {
         if let Err(e) = write_async(writer, outgoing).await {
-            tracing::debug!(error = %e, "peer's input closed");
+            on_write_error(&e);
         }
         let _ = writer_done.send(());
     });
@@ -108,6 +154,8 @@ fn read_blocking(mut input: impl BufRead, max_line: usize, incoming: &mpsc::Send
 
 async fn read_async<R: AsyncBufRead + Unpin>(mut input: R, max_line: usize, incoming: &mpsc::Sender<Incoming>) {
     let mut decoder = LineDecoder::new(max_line);
+    // Reused for every chunk: one allocation per connection, not per line.
+    let mut decoded = Vec::new();
     loop {
         let chunk = match input.fill_buf().await {
             Ok([]) => break,
@@ -118,16 +166,14 @@ async fn read_async<R: AsyncBufRead + Unpin>(mut input: R, max_line: usize, inco
             }
         };
         let len = chunk.len();
-        let mut decoded = Vec::new();
         decoder.feed(chunk, |line| decoded.push(decode_line(line, max_line)));
         input.consume(len);
-        for item in decoded {
+        for item in decoded.drain(..) {
             if incoming.send(item).await.is_err() {
                 return;
             }
         }
     }
-    let mut decoded = Vec::new();
     decoder.finish(|line| decoded.push(decode_line(line, max_line)));
     for item in decoded {
         let _ = incoming.send(item).await;

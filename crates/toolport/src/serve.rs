@@ -86,7 +86,16 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // stdio serves one client, and each call is a round trip through its
+    // pipes: on one thread a request is read, run and answered without waking
+    // another thread (which cost more than the call itself; see
+    // docs/performance.md). Blocking work still goes to the blocking pool.
+    let runtime = if config.transport == Transport::Stdio {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    };
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("toolport: cannot start the runtime: {e}");

@@ -321,11 +321,20 @@ impl Connection {
                             }
                         }
                     }
-                    Some(Incoming::Frame(Frame::Single(message))) => {
-                        if let Some(answer) = dispatch(message, &service, &peer, &options, &mut tasks) {
+                    Some(Incoming::Frame(Frame::Single(message))) => match dispatch(message, &service, &peer, &options) {
+                        Dispatched::Nothing => {}
+                        Dispatched::Refused(answer) => {
                             let _ = peer.send(Outgoing::Message(answer.into())).await;
                         }
-                    }
+                        Dispatched::Run(mut work) => {
+                            // Most requests finish on their first poll: those
+                            // are answered here, without a task of their own;
+                            // the rest go on in one, concurrently.
+                            if std::future::poll_fn(|cx| std::task::Poll::Ready(work.as_mut().poll(cx))).await.is_pending() {
+                                tasks.spawn(work);
+                            }
+                        }
+                    },
                     Some(Incoming::Frame(Frame::Batch(items))) => {
                         if service.batch_allowed() {
                             tasks.spawn(serve_batch(items, service.clone(), peer.clone()));
@@ -360,34 +369,37 @@ impl Connection {
     }
 }
 
-/// Handles one message; returns an immediate answer when there is one.
-fn dispatch<S: Service>(
-    message: Message,
-    service: &Arc<S>,
-    peer: &Peer,
-    options: &PeerOptions,
-    tasks: &mut JoinSet<()>,
-) -> Option<ErrorResponse> {
+/// Handles one message: delivers it, refuses it, or readies it to run.
+fn dispatch<S: Service>(message: Message, service: &Arc<S>, peer: &Peer, options: &PeerOptions) -> Dispatched {
     let request = match message {
         Message::Request(request) => request,
         other => {
             if let Delivery::Notification(notification) = peer.shared.exchange.deliver(other) {
                 service.notification(notification, peer);
             }
-            return None;
+            return Dispatched::Nothing;
         }
     };
     let running = match peer.shared.exchange.in_flight.begin(&request.id, options.max_in_flight) {
         Ok(running) => running,
-        Err(error) => return Some(ErrorResponse::new(Some(request.id), error)),
+        Err(error) => return Dispatched::Refused(ErrorResponse::new(Some(request.id), error)),
     };
     let (service, peer) = (service.clone(), peer.clone());
-    tasks.spawn(async move {
+    Dispatched::Run(Box::pin(async move {
         if let Some(answer) = run_request(request, running, &service, &peer).await {
             let _ = peer.send(Outgoing::Message(answer)).await;
         }
-    });
-    None
+    }))
+}
+
+/// What became of one message from the other side.
+enum Dispatched {
+    /// A notification or an answer, delivered; nothing to send.
+    Nothing,
+    /// A request refused before it ran (a duplicate id, too many in flight).
+    Refused(ErrorResponse),
+    /// A request to run; it sends its own answer.
+    Run(BoxFuture<'static, ()>),
 }
 
 /// Runs one admitted request; `None` when it was cancelled (no answer is sent

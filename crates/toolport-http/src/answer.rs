@@ -200,14 +200,14 @@ pub(crate) async fn answer(
         }
     };
     match answering {
-        Answering::Stateless => stream_stateless(state, id, work, closer, first, cancel),
+        Answering::Stateless => stream_stateless(state, id, work, closer, first, cancel).await,
         Answering::Handshake(Some(live)) => {
             stream_handshake(state, live, id, work, closer, first, guard, extra_headers).await
         }
         Answering::Handshake(None) => {
             // Without a session there is nothing to resume: stream like 2026-07-28,
             // but a dropped stream does not cancel.
-            let mut response = stream_stateless(state, id, work, closer, first, CancellationToken::new());
+            let mut response = stream_stateless(state, id, work, closer, first, CancellationToken::new()).await;
             response.headers_mut().extend(extra_headers);
             response
         }
@@ -259,7 +259,7 @@ fn sse_response(body: SseBody) -> HttpResponse {
 
 /// A 2026-07-28 stream: no ids, no resumption; the client closing it
 /// cancels the request.
-fn stream_stateless(
+async fn stream_stateless(
     state: &Arc<AppState>,
     id: RequestId,
     mut work: Work,
@@ -271,6 +271,26 @@ fn stream_stateless(
     let frame = |m: &Message| sse::event(None, None, &encode(m));
     if let Some(first) = &first {
         let _ = body_tx.try_send(frame(first));
+    }
+    // An answer that is already there is framed here, without a task
+    // unless its messages do not fit the stream's buffer at once.
+    if let Poll::Ready(outcome) = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await {
+        let mut rest: Vec<_> = std::iter::from_fn(|| outbox.0.try_recv()).map(|m| frame(&m)).collect();
+        rest.push(frame(&final_message(id, outcome)));
+        if body_tx.capacity() >= rest.len() {
+            for event in rest {
+                let _ = body_tx.try_send(event);
+            }
+        } else {
+            tokio::spawn(async move {
+                for event in rest {
+                    if body_tx.send(event).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        return sse_response(SseBody::new(body_rx, state.config.keep_alive));
     }
     tokio::spawn(async move {
         loop {
@@ -326,6 +346,20 @@ async fn stream_handshake(
     if let Some(first) = &first {
         live.emit(stream_id, &stream, first).await;
     }
+    let mut response = sse_response(SseBody::new(body_rx, state.config.keep_alive));
+    response.headers_mut().extend(extra_headers);
+    // An answer that is already there (a handler that finished at once,
+    // streamed because the client takes only streams) is recorded here: no
+    // task, no orphan timer.
+    if let Poll::Ready(outcome) = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await {
+        while let Some(message) = outbox.0.try_recv() {
+            live.emit(stream_id, &stream, &message).await;
+        }
+        live.emit(stream_id, &stream, &final_message(id, outcome)).await;
+        live.finish(stream_id, &stream).await;
+        drop(guard);
+        return response;
+    }
     let grace = state.config.resume_grace;
     tokio::spawn(async move {
         let _guard = guard;
@@ -359,7 +393,5 @@ async fn stream_handshake(
             }
         }
     });
-    let mut response = sse_response(SseBody::new(body_rx, state.config.keep_alive));
-    response.headers_mut().extend(extra_headers);
     response
 }

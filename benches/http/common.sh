@@ -19,3 +19,14 @@ open_session() {
     -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "http://127.0.0.1:$1/mcp"
   echo "$session"
 }
+
+# start_pair BIN FLOOR_PORT TOOLPORT_PORT: starts the floor and the echo server
+# from BIN on 127.0.0.1, stops both when the script exits, waits until both
+# answer. Their PIDs are left in $floor and $toolport.
+start_pair() {
+  "$1/echo_floor" "127.0.0.1:$2" 2>/dev/null & floor=$!
+  "$1/echo_server" "127.0.0.1:$3" 2>/dev/null & toolport=$!
+  trap 'kill $floor $toolport 2>/dev/null' EXIT
+  wait_ready "$2"
+  wait_ready "$3"
+}

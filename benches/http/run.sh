@@ -14,10 +14,7 @@ command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)"; exit 
 bin=${BINDIR:-target/release/examples}
 [ -n "${BINDIR:-}" ] || cargo build --release -q -p toolport-http --example echo_floor --example echo_server
 FLOOR_PORT=19000; TOOLPORT_PORT=19001
-"$bin/echo_floor" "127.0.0.1:$FLOOR_PORT" 2>/dev/null & floor=$!
-"$bin/echo_server" "127.0.0.1:$TOOLPORT_PORT" 2>/dev/null & toolport=$!
-trap 'kill $floor $toolport 2>/dev/null' EXIT
-for port in $FLOOR_PORT $TOOLPORT_PORT; do wait_ready "$port"; done
+start_pair "$bin" "$FLOOR_PORT" "$TOOLPORT_PORT"
 session=$(open_session "$TOOLPORT_PORT")
 
 run() { # name port mode concurrency

@@ -5,7 +5,7 @@
 //! [`RoutingHeaders`]: what they must say depends on the method and the tool.
 
 use http::{HeaderMap, HeaderName, HeaderValue, header};
-use toolport_protocol::{ErrorCode, ErrorObject};
+use toolport_protocol::ErrorObject;
 use toolport_server::RoutingHeaders;
 use toolport_server::admission::headers as routing;
 
@@ -81,24 +81,9 @@ impl<'h> RequestHeaders<'h> {
     }
 }
 
-/// A header's value, trimmed; `None` when absent; an error when not text.
-fn value<'h>(value: Option<&'h HeaderValue>, name: &HeaderName) -> Result<Option<&'h str>, ErrorObject> {
-    match value {
-        None => Ok(None),
-        Some(v) => v
-            .to_str()
-            .map(|s| Some(s.trim_ascii()))
-            .map_err(|_| mismatch(format!("the {} header is not valid ASCII", name.as_str()))),
-    }
-}
-
-fn mismatch(why: impl Into<String>) -> ErrorObject {
-    ErrorObject::new(ErrorCode::HEADER_MISMATCH, format!("Header mismatch: {}", why.into()))
-}
-
-/// The protocol version header, if present.
-pub(crate) fn protocol_version<'h>(headers: &RequestHeaders<'h>) -> Result<Option<&'h str>, ErrorObject> {
-    value(headers.protocol_version, &PROTOCOL_VERSION)
+/// The protocol version header, if present; an error when it is not text.
+pub(crate) fn protocol_version<'a>(headers: &'a RequestHeaders<'_>) -> Result<Option<&'a str>, ErrorObject> {
+    routing::text(headers, routing::PROTOCOL_VERSION)
 }
 
 impl RoutingHeaders for RequestHeaders<'_> {

@@ -26,7 +26,7 @@ use tracing::Instrument;
 
 use crate::admission::{Admitted, TransportFacts, Visibility, is_stateless_only};
 use crate::context::Principal;
-use crate::metrics::{InFlight, MethodMetrics, count_refusal, known_method};
+use crate::metrics::{InFlight, MethodMetrics, count_refusal};
 use crate::server::Server;
 use crate::session::{Negotiated, Session};
 
@@ -126,7 +126,7 @@ impl Server {
     /// Answers an admitted request, inside its tracing span, counted and
     /// timed for the metrics.
     pub async fn answer(&self, admitted: Admitted, call: CallContext) -> Result<Box<RawValue>, ErrorObject> {
-        let method = known_method(&admitted.method);
+        let method = admitted.label;
         let span = tracing::debug_span!(
             "mcp.request",
             method = %admitted.method,
@@ -146,7 +146,7 @@ impl Server {
         let of_method = handles.of(method);
         match &outcome {
             Ok(_) => of_method.ok.increment(1),
-            Err(e) => count_refusal(method, e),
+            Err(e) => count_refusal(method, e.code),
         }
         of_method.duration.record(started.elapsed().as_secs_f64());
         outcome

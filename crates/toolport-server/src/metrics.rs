@@ -1,9 +1,7 @@
 //! Request metrics: how many requests each method answered, how, and how
 //! long they took, with every handle registered once.
 
-use toolport_protocol::{
-    ErrorCode, ErrorObject, completion, lifecycle, logging, prompts, resources, subscriptions, tools,
-};
+use toolport_protocol::{ErrorCode, completion, lifecycle, logging, prompts, resources, subscriptions, tools};
 
 /// One request counted in `toolport_requests_in_flight` while it lives.
 pub(crate) struct InFlight<'a>(&'a metrics::Gauge);
@@ -104,6 +102,6 @@ pub(crate) fn error_label(code: ErrorCode) -> &'static str {
 
 /// Counts a request refused before it was answered (malformed, wrong era,
 /// forbidden), by method and error code.
-pub(crate) fn count_refusal(method: &'static str, error: &ErrorObject) {
-    metrics::counter!("toolport_requests_total", "method" => method, "outcome" => error_label(error.code)).increment(1);
+pub(crate) fn count_refusal(method: &'static str, code: ErrorCode) {
+    metrics::counter!("toolport_requests_total", "method" => method, "outcome" => error_label(code)).increment(1);
 }

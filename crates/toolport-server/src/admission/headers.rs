@@ -29,7 +29,7 @@ pub trait RoutingHeaders {
 
 /// A header's value, trimmed; `None` when absent; an error when it is not
 /// text (visible ASCII, spaces and tabs).
-pub(crate) fn text<'h>(headers: &'h dyn RoutingHeaders, name: &str) -> Result<Option<&'h str>, ErrorObject> {
+pub fn text<'h>(headers: &'h dyn RoutingHeaders, name: &str) -> Result<Option<&'h str>, ErrorObject> {
     let Some(raw) = headers.get(name) else {
         return Ok(None);
     };

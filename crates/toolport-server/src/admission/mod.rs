@@ -23,7 +23,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 use toolport_protocol::jsonrpc::{Request, RequestId};
 use toolport_protocol::meta::{RequestMeta, keys};
-use toolport_protocol::{Era, ErrorObject, ProtocolVersion, lifecycle, subscriptions, tools};
+use toolport_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion, lifecycle, subscriptions, tools};
 
 pub use self::authorize::{Authorizer, Forbidden, Target, TargetKind, target_of};
 pub use self::headers::RoutingHeaders;
@@ -70,6 +70,14 @@ pub enum Refusal {
 }
 
 impl Refusal {
+    /// The JSON-RPC error code it answers with.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Refusal::Invalid { error, .. } => error.code,
+            Refusal::Forbidden(_) => ErrorCode::INVALID_REQUEST,
+        }
+    }
+
     /// The JSON-RPC error to answer with.
     pub fn error(&self) -> ErrorObject {
         match self {
@@ -101,6 +109,8 @@ pub struct Admitted {
     /// Who lists are trimmed for, when an authorizer decides.
     pub(crate) visibility: Option<Visibility>,
     pub(crate) started: Instant,
+    /// The method as a metrics label, looked up once.
+    pub(crate) label: &'static str,
 }
 
 /// The caller and the authorizer that decides what it may see in lists.
@@ -138,15 +148,21 @@ impl Server {
     /// transport's headers against the body, and authorization.
     pub fn admit(&self, request: Request, facts: &TransportFacts<'_>) -> Result<Admitted, Refusal> {
         let started = Instant::now();
-        let method_label = crate::metrics::known_method(&request.method);
-        let admitted = self.check(request, facts, started);
+        let label = crate::metrics::known_method(&request.method);
+        let admitted = self.check(request, facts, started, label);
         if let Err(refusal) = &admitted {
-            crate::metrics::count_refusal(method_label, &refusal.error());
+            crate::metrics::count_refusal(label, refusal.code());
         }
         admitted
     }
 
-    fn check(&self, request: Request, facts: &TransportFacts<'_>, started: Instant) -> Result<Admitted, Refusal> {
+    fn check(
+        &self,
+        request: Request,
+        facts: &TransportFacts<'_>,
+        started: Instant,
+        label: &'static str,
+    ) -> Result<Admitted, Refusal> {
         let Request { id, method, params } = request;
         let header_version = match facts.headers.map(|h| headers::text(h, headers::PROTOCOL_VERSION)) {
             Some(Err(error)) => {
@@ -201,6 +217,7 @@ impl Server {
             stateless,
             visibility,
             started,
+            label,
         })
     }
 

@@ -48,8 +48,18 @@ pub struct HttpConfig {
     pub response_mode: ResponseMode,
     /// Events kept per stream for `Last-Event-ID` resumption.
     pub events_per_stream: usize,
-    /// How long in-flight requests may take to finish on shutdown.
+    /// How long the server keeps serving after it was told to stop, with
+    /// `/ready` already failing, so that a load balancer stops routing to it
+    /// before it stops accepting connections. Zero (the default here) for a
+    /// server that no load balancer watches; `toolport serve` drains 5 s.
+    pub drain_delay: Duration,
+    /// How long in-flight requests may take to finish once the server stopped
+    /// accepting; then whatever is left is cut off.
     pub shutdown_grace: Duration,
+    /// The longest a `/ready` probe waits for the readiness checks
+    /// ([`ReadinessCheck`](crate::ReadinessCheck)); a check still running
+    /// then counts as failed.
+    pub readiness_timeout: Duration,
     /// Messages buffered per answer stream; a client that reads slower than
     /// this is cut off rather than buffered without bound.
     pub stream_buffer: usize,
@@ -76,7 +86,9 @@ impl Default for HttpConfig {
             sse_retry: Duration::from_secs(1),
             response_mode: ResponseMode::Auto,
             events_per_stream: 1024,
+            drain_delay: Duration::ZERO,
             shutdown_grace: Duration::from_secs(30),
+            readiness_timeout: Duration::from_secs(2),
             stream_buffer: 256,
             resume_grace: Duration::from_secs(3),
         }

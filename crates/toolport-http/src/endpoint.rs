@@ -34,7 +34,7 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
         return reply::document(document);
     }
     if request.uri().path() != state.config.path {
-        return operations(&state, &request);
+        return operations(&state, &request).await;
     }
     let (parts, body) = request.into_parts();
     let headers = RequestHeaders::read(&parts.headers);
@@ -58,9 +58,10 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
 }
 
 /// The endpoints for whoever runs the server: `/health` (the process
-/// answers), `/ready` (it takes traffic; 503 while shutting down) and
-/// `/metrics` (Prometheus text, when a recorder is installed).
-fn operations(state: &AppState, request: &Request<Incoming>) -> HttpResponse {
+/// answers), `/ready` (it takes traffic; 503 while draining or when a
+/// readiness check fails, see [`crate::ready`]) and `/metrics` (Prometheus
+/// text, when a recorder is installed).
+async fn operations(state: &AppState, request: &Request<Incoming>) -> HttpResponse {
     if request.method() != Method::GET {
         return reply::status(StatusCode::NOT_FOUND);
     }
@@ -74,10 +75,19 @@ fn operations(state: &AppState, request: &Request<Incoming>) -> HttpResponse {
     };
     match request.uri().path() {
         "/health" => text(StatusCode::OK, "ok\n".into(), "text/plain"),
-        "/ready" if state.shutdown.is_cancelled() => {
-            text(StatusCode::SERVICE_UNAVAILABLE, "shutting down\n".into(), "text/plain")
-        }
-        "/ready" => text(StatusCode::OK, "ready\n".into(), "text/plain"),
+        "/ready" if state.shutdown.is_cancelled() => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "draining: shutting down\n".into(),
+            "text/plain",
+        ),
+        "/ready" => match state.readiness.verdict().await {
+            None => text(StatusCode::OK, "ready\n".into(), "text/plain"),
+            Some(failures) => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready\n{failures}\n"),
+                "text/plain",
+            ),
+        },
         "/metrics" => match state.metrics.get() {
             Some(render) => text(StatusCode::OK, render(), "text/plain; version=0.0.4"),
             None => reply::status(StatusCode::NOT_FOUND),

@@ -16,6 +16,13 @@
 //! (413) limits, Content-Type (415), Accept (406) and, when an
 //! [`Authenticator`] protects the endpoint, authentication (401) before it is
 //! read; each JSON-RPC request is then authorized (403).
+//!
+//! Beside the endpoint: `/health` (the process answers), `/ready` (it should
+//! get traffic: not draining, and every [`ReadinessCheck`] passes) and
+//! `/metrics`. [`BoundServer::serve`] drains on shutdown: `/ready` fails at
+//! once, the server serves on for [`HttpConfig::drain_delay`], then stops
+//! accepting, ends standalone streams and gives in-flight requests
+//! [`HttpConfig::shutdown_grace`] to finish.
 
 mod answer;
 pub mod auth;
@@ -26,6 +33,7 @@ pub mod guard;
 pub mod headers;
 mod live;
 mod outbox;
+pub mod ready;
 mod reply;
 mod serve;
 mod sse;
@@ -34,5 +42,6 @@ pub mod store;
 
 pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};
+pub use ready::ReadinessCheck;
 pub use serve::{BoundServer, HttpServer, LATENCY_BUCKETS};
 pub use state::MetricsRender;

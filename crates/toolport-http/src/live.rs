@@ -263,6 +263,15 @@ impl LiveSession {
         }
     }
 
+    /// Ends the standalone GET stream's response, if one is open: its client
+    /// reopens it (on a replica that still serves) and resumes from its last
+    /// event id. The session and its requests stay.
+    pub(crate) fn end_get_stream(&self) {
+        if let Some(stream) = self.streams().get(&GET_STREAM) {
+            *stream.reader() = None;
+        }
+    }
+
     /// Server-initiated messages go on the standalone GET stream.
     pub(crate) async fn emit_on_get_stream(&self, message: &Message) {
         let stream = self.get_stream();

@@ -6,16 +6,18 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use http::HeaderValue;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use toolport_server::Server;
 
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::endpoint::route;
+use crate::ready::ReadinessCheck;
 use crate::state::AppState;
 use crate::store::{EventLog, MemoryEventLog, MemorySessionStore, SessionStore};
 
@@ -111,6 +113,17 @@ impl HttpServer {
         self
     }
 
+    /// Adds a dependency that `/ready` checks (a database, a shared state
+    /// store): the replica is ready only while every check passes. See
+    /// [`crate::ready`] for how often checks run and how long they may take.
+    pub fn with_readiness_check(mut self, check: Arc<dyn ReadinessCheck>) -> Self {
+        Arc::get_mut(&mut self.state)
+            .expect("the state is not shared before the server is bound")
+            .readiness
+            .add(check);
+        self
+    }
+
     /// Binds the listening socket.
     pub async fn bind(self) -> std::io::Result<BoundServer> {
         let listener = TcpListener::bind(self.state.config.bind).await?;
@@ -141,14 +154,67 @@ impl BoundServer {
         self.listener.local_addr().expect("a bound socket has an address")
     }
 
-    /// Serves until `shutdown` resolves, then stops accepting, ends open
-    /// streams, and waits (up to the grace period) for in-flight requests.
+    /// Serves until `shutdown` resolves, then drains:
+    ///
+    /// 1. `/ready` fails at once, and answers say `Connection: close`, so a
+    ///    load balancer stops routing here and keep-alive clients reconnect
+    ///    elsewhere; the server serves on for [`HttpConfig::drain_delay`];
+    /// 2. it stops accepting (serving the connections already queued in the
+    ///    kernel first, so none is reset unanswered), ends listen streams and
+    ///    standalone GET streams so their clients resume elsewhere;
+    /// 3. in-flight requests get [`HttpConfig::shutdown_grace`] to finish;
+    ///    whatever is left then is cut off.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
         let BoundServer { listener, state } = self;
-        let graceful = GracefulShutdown::new();
         let reaper = tokio::spawn(reap(state.clone()));
-        let mut connections = tokio::task::JoinSet::new();
-        tokio::pin!(shutdown);
+        let mut connections = Connections {
+            state: state.clone(),
+            graceful: GracefulShutdown::new(),
+            tasks: tokio::task::JoinSet::new(),
+        };
+        connections.accept_until(&listener, shutdown).await;
+        state.shutdown.cancel();
+        if !state.config.drain_delay.is_zero() {
+            tracing::info!(
+                drain_ms = state.config.drain_delay.as_millis() as u64,
+                "draining: /ready fails, still serving"
+            );
+            connections
+                .accept_until(&listener, tokio::time::sleep(state.config.drain_delay))
+                .await;
+        }
+        connections.accept_queued(listener);
+        state.server.shutdown();
+        state.end_standalone_streams();
+        let Connections {
+            graceful, mut tasks, ..
+        } = connections;
+        let grace = state.config.shutdown_grace;
+        if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
+            tracing::warn!(
+                open = tasks.len(),
+                "connections still open after the shutdown grace period were closed"
+            );
+        }
+        state.close_all();
+        reaper.abort();
+        // Whatever is left (a stream that never ends) is stopped, not leaked.
+        tasks.shutdown().await;
+        Ok(())
+    }
+}
+
+/// The connections being served, each watched for the graceful shutdown.
+struct Connections {
+    state: Arc<AppState>,
+    graceful: GracefulShutdown,
+    tasks: tokio::task::JoinSet<()>,
+}
+
+impl Connections {
+    /// Accepts and serves connections until `stop` resolves.
+    async fn accept_until(&mut self, listener: &TcpListener, stop: impl Future<Output = ()>) {
+        tokio::pin!(stop);
         loop {
             let (stream, peer) = tokio::select! {
                 accepted = listener.accept() => match accepted {
@@ -161,52 +227,71 @@ impl BoundServer {
                         continue;
                     }
                 },
-                _ = &mut shutdown => break,
+                _ = &mut stop => return,
             };
-            // Answers go out as soon as they are written (no 40 ms Nagle wait).
-            if let Err(e) = stream.set_nodelay(true) {
-                tracing::debug!(error = %e, "TCP_NODELAY not set");
+            self.serve(stream, peer);
+        }
+    }
+
+    /// Stops listening. Connections the kernel already completed are still
+    /// in its queue: closing the socket would reset them after their client
+    /// sent a request, which a proxy may not retry (a POST), so they are
+    /// taken and served first.
+    fn accept_queued(&mut self, listener: TcpListener) {
+        let listener = match listener.into_std() {
+            Ok(listener) => listener,
+            Err(e) => {
+                tracing::warn!(error = %e, "queued connections not taken before closing the socket");
+                return;
             }
-            let max_head = state.config.max_header_bytes.max(8192);
+        };
+        // `into_std` leaves the socket non-blocking: `accept` says when the queue is empty.
+        while let Ok((stream, peer)) = listener.accept() {
+            match TcpStream::from_std(stream) {
+                Ok(stream) => self.serve(stream, peer),
+                Err(e) => tracing::warn!(%peer, error = %e, "queued connection dropped"),
+            }
+        }
+    }
+
+    /// Serves HTTP/1.1 on one connection, in its own task.
+    fn serve(&mut self, stream: TcpStream, peer: SocketAddr) {
+        // Answers go out as soon as they are written (no 40 ms Nagle wait).
+        if let Err(e) = stream.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY not set");
+        }
+        let max_head = self.state.config.max_header_bytes.max(8192);
+        let state = self.state.clone();
+        let service = service_fn(move |request| {
             let state = state.clone();
-            let service = service_fn(move |request| {
-                let state = state.clone();
-                // Boxed: hyper keeps a connection's in-flight future in one slot,
-                // and a 2 KB future written there per request across many
-                // connections is written to cold cache lines; a heap block the
-                // allocator just freed is warm.
-                let answer = Box::pin(route(state, request));
-                async move { Ok::<_, Infallible>(answer.await) }
-            });
-            let connection = http1::Builder::new()
-                .max_buf_size(max_head)
-                .serve_connection(TokioIo::new(stream), service);
-            let connection = graceful.watch(connection);
-            // Finished connections are reaped as new ones arrive, so the set stays small.
-            while connections.try_join_next().is_some() {}
-            connections.spawn(async move {
-                if let Err(e) = connection.await {
-                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+            // Boxed: hyper keeps a connection's in-flight future in one slot,
+            // and a 2 KB future written there per request across many
+            // connections is written to cold cache lines; a heap block the
+            // allocator just freed is warm.
+            let answer = Box::pin(route(state.clone(), request));
+            async move {
+                let mut answer = answer.await;
+                // Draining: the client's next request goes to a new connection,
+                // which the load balancer sends to a replica that stays.
+                if state.shutdown.is_cancelled() {
+                    answer
+                        .headers_mut()
+                        .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
                 }
-            });
-        }
-        drop(listener);
-        state.shutdown.cancel();
-        state.server.shutdown();
-        state.close_all();
-        reaper.abort();
-        if tokio::time::timeout(state.config.shutdown_grace, graceful.shutdown())
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                open = connections.len(),
-                "connections still open after the shutdown grace period were closed"
-            );
-        }
-        // Whatever is left (a stream that never ends) is stopped, not leaked.
-        connections.shutdown().await;
-        Ok(())
+                Ok::<_, Infallible>(answer)
+            }
+        });
+        let connection = http1::Builder::new()
+            .max_buf_size(max_head)
+            .serve_connection(TokioIo::new(stream), service);
+        let connection = self.graceful.watch(connection);
+        // Finished connections are reaped as new ones arrive, so the set stays small.
+        while self.tasks.try_join_next().is_some() {}
+        self.tasks.spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
     }
 }
 

@@ -15,6 +15,7 @@ use toolport_server::{Server, Session};
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::live::{LiveSession, forward_changes};
+use crate::ready::Readiness;
 use crate::store::{EventLog, SessionRecord, SessionStore, StateError};
 
 /// Shared state of one HTTP endpoint.
@@ -27,8 +28,11 @@ pub(crate) struct AppState {
     /// The (unused) session of 2026-07-28 requests, shared so that no
     /// request allocates one.
     pub(crate) no_session: Arc<Session>,
-    /// Fires on shutdown.
+    /// Fires when the server is told to stop, before it stops accepting
+    /// (the drain): `/ready` fails from then on.
     pub(crate) shutdown: CancellationToken,
+    /// What `/ready` checks besides the shutdown.
+    pub(crate) readiness: Readiness,
     /// Renders the Prometheus metrics, when a recorder is installed.
     pub(crate) metrics: OnceLock<MetricsRender>,
     /// Authentication and authorization, when the endpoint is protected.
@@ -72,6 +76,7 @@ impl AppState {
         events: Arc<dyn EventLog>,
     ) -> Arc<Self> {
         Arc::new(AppState {
+            readiness: Readiness::new(config.readiness_timeout),
             server,
             config,
             sessions: Sessions {
@@ -189,6 +194,15 @@ impl AppState {
         });
         self.sessions.recount().await;
         Ok(expired.len())
+    }
+
+    /// Ends the standalone GET streams of the sessions on this machine, so
+    /// their clients reopen them elsewhere while the requests still running
+    /// here finish (the drain).
+    pub(crate) fn end_standalone_streams(&self) {
+        for live in self.live().values() {
+            live.end_get_stream();
+        }
     }
 
     /// Ends every session's streams and requests on this machine (shutdown).

@@ -168,8 +168,10 @@ impl Default for TelemetrySection {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
-    /// Streamable HTTP.
+    /// Streamable HTTP; also spelled `streamable-http`, the transport's name
+    /// in the spec and in the SDKs' deployment settings.
     #[default]
+    #[serde(alias = "streamable-http")]
     Http,
     /// stdin/stdout.
     Stdio,
@@ -199,6 +201,11 @@ pub struct HttpSection {
     pub keep_alive_seconds: u64,
     /// How long a handshake-era request waits for its vanished client to resume.
     pub resume_grace_seconds: u64,
+    /// After SIGTERM: how long `/ready` fails while the server still serves,
+    /// so a load balancer stops routing here first.
+    pub drain_delay_seconds: u64,
+    /// Then: how long in-flight requests may take to finish.
+    pub shutdown_grace_seconds: u64,
     /// Always answer with SSE when the client accepts it (`false`: JSON unless the request streams).
     pub always_sse: bool,
 }
@@ -217,10 +224,16 @@ impl Default for HttpSection {
             max_sessions: d.max_sessions,
             keep_alive_seconds: d.keep_alive.as_secs(),
             resume_grace_seconds: d.resume_grace.as_secs(),
+            drain_delay_seconds: DRAIN_DELAY_SECONDS,
+            shutdown_grace_seconds: d.shutdown_grace.as_secs(),
             always_sse: false,
         }
     }
 }
+
+/// `toolport serve` drains this long by default: about what a load
+/// balancer or Kubernetes takes to notice a failing `/ready` and route away.
+const DRAIN_DELAY_SECONDS: u64 = 5;
 
 /// The audit stream's settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -471,6 +484,8 @@ impl Config {
             max_sessions: h.max_sessions,
             keep_alive: Duration::from_secs(h.keep_alive_seconds),
             resume_grace: Duration::from_secs(h.resume_grace_seconds),
+            drain_delay: Duration::from_secs(h.drain_delay_seconds),
+            shutdown_grace: Duration::from_secs(h.shutdown_grace_seconds),
             response_mode: if h.always_sse {
                 ResponseMode::Sse
             } else {

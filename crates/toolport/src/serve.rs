@@ -3,13 +3,14 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use toolport::config::{Config, LogFormat, Transport};
 use toolport::demo;
 use toolport::telemetry::Telemetry;
-use toolport_http::HttpServer;
-use toolport_packs::Packs;
+use toolport_http::{HttpServer, ReadinessCheck};
+use toolport_packs::{Packs, SqlPack};
 use toolport_server::Server;
 use toolport_server::audit::AuditLog;
 use tracing_subscriber::layer::SubscriberExt;
@@ -174,6 +175,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     let http = config.http_config();
     let path = http.path.clone();
     let mut transport = HttpServer::new(server, http);
+    if let Some(sql) = packs.as_ref().and_then(|p| p.sql.clone()) {
+        transport = transport.with_readiness_check(Arc::new(SqlReadiness(sql)));
+    }
     if config.metrics.enabled {
         transport = transport.prometheus().context("cannot install the metrics recorder")?;
     }
@@ -199,9 +203,33 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     for line in summary {
         eprintln!("  {line}");
     }
-    bound.serve(shutdown_signal()).await?;
+    let (drain, grace) = (config.http.drain_delay_seconds, config.http.shutdown_grace_seconds);
+    bound
+        .serve(async move {
+            shutdown_signal().await;
+            eprintln!(
+                "toolport: draining: /ready fails now; serving {drain} s more, then in-flight work gets up to {grace} s"
+            );
+        })
+        .await?;
     eprintln!("toolport: stopped");
     Ok(())
+}
+
+/// `/ready` fails while the SQL pack's database does not answer: a replica
+/// whose database is gone would only fail its `query` calls.
+#[derive(Debug)]
+struct SqlReadiness(SqlPack);
+
+#[async_trait::async_trait]
+impl ReadinessCheck for SqlReadiness {
+    fn name(&self) -> &str {
+        "sql"
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        self.0.ping().await.map_err(|e| e.to_string())
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

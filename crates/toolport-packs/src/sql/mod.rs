@@ -292,6 +292,12 @@ impl SqlPack {
         self.shared.backend.query(sql, self.shared.max_rows).await
     }
 
+    /// Proves the database answers with the cheapest round trip (`SELECT 1`
+    /// on a pooled connection), for readiness probes.
+    pub async fn ping(&self) -> Result<(), SqlError> {
+        self.shared.backend.run_unchecked("SELECT 1", 1).await.map(drop)
+    }
+
     /// Runs a statement with only the database's enforcement, skipping the
     /// parser: for showing that the database refuses writes on its own.
     #[doc(hidden)]

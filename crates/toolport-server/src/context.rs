@@ -22,7 +22,7 @@ use toolport_rpc::{PeerChannel, RpcError};
 
 use crate::error::ToolError;
 use crate::input::InputRequired;
-use crate::tasks::{Detached, TaskLink};
+use crate::task_state::{Detached, TaskLink};
 
 /// Who is calling, once authentication has established it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

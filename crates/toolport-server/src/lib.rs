@@ -52,6 +52,7 @@ mod serve;
 mod server;
 mod session;
 pub mod state;
+mod task_state;
 mod tasks;
 mod tool;
 pub mod uri_template;

@@ -19,7 +19,7 @@ use crate::prompt::PromptEntry;
 use crate::registry::{DefinitionError, Registry};
 use crate::resource::{ResourceEntry, TemplateEntry};
 use crate::state::{EventBus, EventSubscription, IdempotencyStore, KeyRing, MemoryEventBus, RateLimiter};
-use crate::tasks::TaskRuntime;
+use crate::task_state::TaskRuntime;
 use crate::tool::ToolEntry;
 use toolport_tasks::TaskEngine;
 
@@ -110,11 +110,12 @@ pub struct ServerBuilder {
     key_ring: Option<KeyRing>,
     policies: PolicyConfig,
     audit: Option<AuditLog>,
-    extensions: Vec<Extension>,
+    pub(crate) extensions: Vec<Extension>,
     idempotency_store: Option<Arc<dyn IdempotencyStore>>,
     rate_limiter: Option<Arc<dyn RateLimiter>>,
     event_bus: Option<Arc<dyn EventBus>>,
-    tasks: Option<TaskEngine>,
+    /// Set by [`ServerBuilder::tasks`].
+    pub(crate) tasks: Option<Arc<TaskRuntime>>,
 }
 
 impl Server {
@@ -359,22 +360,9 @@ impl ServerBuilder {
         self
     }
 
-    /// Runs tools built with
-    /// [`ToolBuilder::task_support`](crate::ToolBuilder::task_support) as
-    /// durable tasks on `engine`, in both revisions: the 2025-11-25 `tasks`
-    /// capability and methods, and the 2026-07-28 extension
-    /// `io.modelcontextprotocol/tasks`.
-    pub fn tasks(mut self, engine: TaskEngine) -> Self {
-        self.tasks = Some(engine);
-        self
-    }
-
     /// Builds the server, or names the first definition that is invalid.
-    pub fn build(mut self) -> Result<Server, DefinitionError> {
-        let tasks = self.tasks.take().map(TaskRuntime::new);
-        if let Some(runtime) = &tasks {
-            self.extensions.push(crate::tasks::extension(runtime.clone()));
-        }
+    pub fn build(self) -> Result<Server, DefinitionError> {
+        let tasks = self.tasks;
         let extensions = Extensions::new(self.extensions, crate::metrics::CORE_METHODS)?;
         let audit = self.audit.map(Arc::new);
         let events = self.event_bus.unwrap_or_else(|| Arc::new(MemoryEventBus::default()));

@@ -12,9 +12,10 @@ use toolport_protocol::ErrorObject;
 use toolport_tasks::{TaskEvent, TaskId, TaskRecord};
 
 use super::wire::detailed;
-use super::{TaskRuntime, declares_extension, extension_required, owner_of};
+use super::{declares_extension, extension_required, owner_of};
 use crate::dispatch::Scope;
 use crate::server::Server;
+use crate::task_state::TaskRuntime;
 
 /// The tasks one listener follows.
 pub(crate) struct TaskFollow {

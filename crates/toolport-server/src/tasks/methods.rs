@@ -24,10 +24,11 @@ use toolport_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion};
 use toolport_tasks::{TaskError, TaskId, TaskRecord, TaskStatus};
 
 use super::wire::{detailed, task_v1};
-use super::{TaskRuntime, declares_extension, extension_required, owner_of, rpc_error};
+use super::{declares_extension, extension_required, owner_of};
 use crate::context::INPUT_TIMEOUT;
 use crate::context::RequestContext;
 use crate::extension::{Extension, MethodResult};
+use crate::task_state::{TaskRuntime, rpc_error};
 
 /// The extension that answers the `tasks/*` methods of `runtime`.
 pub(crate) fn extension(runtime: Arc<TaskRuntime>) -> Extension {

@@ -24,13 +24,14 @@ use toolport_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 use toolport_tasks::{NewTask, TaskError, TaskId, TaskRecord, Transition};
 
 use super::wire::{created, task_v1};
-use super::{TaskLink, TaskRuntime, declares_extension, extension_required, owner_of, rpc_error};
+use super::{declares_extension, extension_required, owner_of};
 use crate::audit::{AuditRecord, audit_id, now_rfc3339, trace_id};
 use crate::context::{Principal, RequestContext};
 use crate::dispatch::{Scope, encode};
 use crate::error::ToolError;
 use crate::policy::ToolCall;
 use crate::server::Server;
+use crate::task_state::{TaskLink, TaskRuntime, rpc_error};
 use crate::tool::ToolEntry;
 
 /// A `tools/call` that is to run as a task.

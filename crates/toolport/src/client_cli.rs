@@ -30,9 +30,21 @@ pub enum ClientCommand {
         /// The arguments, as a JSON object.
         #[arg(long, default_value = "{}")]
         args: String,
+        /// Run the call as a task (status shown on stderr while it runs).
+        #[arg(long)]
+        task: bool,
+        /// With --task: how long the server should keep the task, in ms (2025-11-25).
+        #[arg(long, requires = "task")]
+        ttl_ms: Option<u64>,
         /// Where the server is.
         #[command(flatten)]
         target: Target,
+    },
+    /// Work with tasks: list, get, cancel.
+    Tasks {
+        /// What to do.
+        #[command(subcommand)]
+        action: crate::task_cli::TaskAction,
     },
     /// List the server's resources and resource templates.
     Resources(Target),
@@ -67,7 +79,7 @@ pub struct Target {
     server: Option<String>,
     /// Print the result as JSON instead of a table.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Seconds to wait for each answer.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
@@ -101,7 +113,19 @@ impl ClientCommand {
     /// Runs the command. On failure it prints what went wrong and what to do
     /// about it, and exits with status 1.
     pub async fn run(self) -> Result<()> {
+        let target = match &self {
+            ClientCommand::Tasks { action } => Some(action.target()),
+            _ => None,
+        };
         let outcome = match &self {
+            ClientCommand::Tasks { action } => match connect(target.expect("set above")) {
+                Err(e) => Err(e),
+                Ok(client) => {
+                    let outcome = action.execute(&client, action.target().json).await;
+                    client.close().await;
+                    outcome
+                }
+            },
             ClientCommand::Tools(t)
             | ClientCommand::Call { target: t, .. }
             | ClientCommand::Resources(t)
@@ -140,7 +164,14 @@ impl ClientCommand {
                     .collect();
                 print_table(&["TOOL", "DESCRIPTION"], rows, "no tools");
             }
-            ClientCommand::Call { name, args, .. } => {
+            ClientCommand::Tasks { .. } => unreachable!("answered in run"),
+            ClientCommand::Call {
+                name,
+                args,
+                task,
+                ttl_ms,
+                ..
+            } => {
                 let arguments: Value = serde_json::from_str(args).map_err(|e| {
                     anyhow!(
                         "--args is not valid JSON ({e}); pass an object, for example --args '{{\"city\": \"Paris\"}}'"
@@ -149,7 +180,11 @@ impl ClientCommand {
                 if !arguments.is_object() {
                     bail!("--args must be a JSON object, for example --args '{{\"city\": \"Paris\"}}'");
                 }
-                let result = client.call_tool(name, arguments).await?;
+                let result = if *task {
+                    crate::task_cli::call_as_task(client, name, arguments, *ttl_ms).await?
+                } else {
+                    client.call_tool(name, arguments).await?
+                };
                 if json {
                     print_json(&result)?;
                 } else {
@@ -392,7 +427,7 @@ fn ask(request: &ElicitRequestParams) -> std::io::Result<ElicitResult> {
     })
 }
 
-fn print_json(value: &impl Serialize) -> Result<()> {
+pub(crate) fn print_json(value: &impl Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value).context("encode the result")?);
     Ok(())
 }
@@ -407,7 +442,7 @@ fn summary(text: Option<&str>) -> String {
     }
 }
 
-fn print_table(headers: &[&str], rows: Vec<Vec<String>>, empty: &str) {
+pub(crate) fn print_table(headers: &[&str], rows: Vec<Vec<String>>, empty: &str) {
     if rows.is_empty() {
         eprintln!("({empty})");
         return;
@@ -439,7 +474,7 @@ fn print_table(headers: &[&str], rows: Vec<Vec<String>>, empty: &str) {
     }
 }
 
-fn print_content(content: &[ContentBlock]) {
+pub(crate) fn print_content(content: &[ContentBlock]) {
     for block in content {
         match block {
             ContentBlock::Text(t) => println!("{}", t.text),

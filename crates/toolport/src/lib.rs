@@ -6,5 +6,6 @@ pub mod client_cli;
 pub mod config;
 pub mod demo;
 pub mod packs;
+pub mod task_cli;
 pub mod tasks;
 pub mod telemetry;

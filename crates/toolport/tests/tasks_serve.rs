@@ -263,3 +263,63 @@ async fn a_killed_server_keeps_finished_results_and_ends_running_tasks_after_res
         assert_eq!(task["error"]["code"], -32603);
     }
 }
+
+/// Runs `toolport ARGS...`; its status, stdout and stderr.
+fn toolport(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_toolport"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_cli_calls_a_tool_as_a_task_and_lists_gets_and_cancels_tasks() {
+    let data = tempfile::tempdir().unwrap();
+    let (_served, addr) = serve(data.path());
+    let url = format!("http://{addr}/mcp");
+    for protocol in ["2026-07-28", "2025-11-25"] {
+        let (ok, out, err) = toolport(&[
+            "call",
+            "long_task",
+            "--task",
+            "--args",
+            r#"{"steps": 3, "step_ms": 200}"#,
+            "--server",
+            &url,
+            "--protocol",
+            protocol,
+        ]);
+        assert!(ok, "{protocol}: {err}");
+        assert_eq!(out.trim(), "finished 3 steps", "{protocol}");
+        assert!(err.starts_with("task "), "{protocol}: the task is shown: {err}");
+    }
+    let (ok, out, err) = toolport(&["tasks", "list", "--json", "--server", &url, "--protocol", "2025-11-25"]);
+    assert!(ok, "{err}");
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{out}");
+    assert!(listed.iter().all(|t| t["status"] == "completed"));
+    let id = listed[0]["taskId"].as_str().unwrap();
+    for protocol in ["2026-07-28", "2025-11-25"] {
+        let (ok, out, err) = toolport(&["tasks", "get", id, "--server", &url, "--protocol", protocol]);
+        assert!(ok, "{err}");
+        assert!(
+            out.contains("completed") && out.contains("finished 3 steps"),
+            "{protocol}: {out}"
+        );
+    }
+    // Cancelling a finished task: 2026-07-28 acknowledges, 2025-11-25 says it ended.
+    let (ok, _, err) = toolport(&["tasks", "cancel", id, "--server", &url]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = toolport(&["tasks", "cancel", id, "--server", &url, "--protocol", "2025-11-25"]);
+    assert!(!ok);
+    assert!(err.contains("terminal status 'completed'"), "{err}");
+    let (ok, _, err) = toolport(&["tasks", "list", "--server", &url, "--protocol", "2026-07-28"]);
+    assert!(!ok);
+    assert!(err.contains("no tasks/list"), "{err}");
+}

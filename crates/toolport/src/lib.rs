@@ -2,6 +2,7 @@
 //! server, the packs server, the configuration, the client commands) can be tested
 //! and reused.
 
+mod cli_common;
 pub mod client_cli;
 pub mod config;
 pub mod demo;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use toolport_client::{CallOptions, Client, TaskStart, TaskState};
 use toolport_protocol::tools::CallToolResult;
 
-use crate::client_cli::{Target, print_json, print_table};
+use crate::cli_common::{Target, print_content, print_json, print_table};
 
 /// `toolport tasks ...`.
 #[derive(Debug, Subcommand)]
@@ -90,7 +90,7 @@ impl TaskAction {
                     println!("  {message}");
                 }
                 if let Some(result) = &task.result {
-                    crate::client_cli::print_content(&result.content);
+                    print_content(&result.content);
                 }
                 if let Some(error) = &task.error {
                     println!("  error {}: {}", error.code.0, error.message);

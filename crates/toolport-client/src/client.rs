@@ -32,9 +32,11 @@ use crate::options::{CallOptions, ClientOptions};
 mod builder;
 mod connection;
 mod methods;
+mod tasks;
 
 pub use builder::ClientBuilder;
 pub use connection::Events;
+pub use tasks::{TaskStart, TaskState};
 
 /// Pages one list may span before the client stops following cursors.
 const MAX_PAGES: usize = 1000;
@@ -126,7 +128,19 @@ impl Client {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
+        // Extensions a call declares for itself (the tasks extension) join
+        // the client's own capabilities rather than replace them.
+        let declared = meta
+            .remove(keys::CLIENT_CAPABILITIES)
+            .and_then(|c| c.get("extensions").and_then(Value::as_object).cloned());
         meta.extend(self.meta(link));
+        if let (Some(declared), Some(Value::Object(capabilities))) = (declared, meta.get_mut(keys::CLIENT_CAPABILITIES))
+        {
+            let extensions = capabilities.entry("extensions").or_insert_with(|| json!({}));
+            if let Value::Object(extensions) = extensions {
+                extensions.extend(declared);
+            }
+        }
         if let Some(token) = token {
             meta.insert(keys::PROGRESS_TOKEN.into(), json!(token));
         }

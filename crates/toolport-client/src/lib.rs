@@ -50,7 +50,7 @@ mod sse;
 mod stdio;
 
 pub use auth::{AuthChallenge, AuthDecision, Credentials, StaticToken, TokenProvider};
-pub use client::{Client, ClientBuilder, Events};
+pub use client::{Client, ClientBuilder, Events, TaskStart, TaskState};
 pub use error::ClientError;
 pub use handler::{ClientHandler, NoInput};
 pub use inbound::ClientEvent;

@@ -345,7 +345,11 @@ pub(crate) fn trace_id(meta: &toolport_protocol::meta::Meta) -> Option<String> {
 
 /// Now, as RFC 3339 UTC with milliseconds.
 pub(crate) fn now_rfc3339() -> String {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    rfc3339(SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default())
+}
+
+/// A time since the Unix epoch as RFC 3339 UTC with milliseconds.
+pub(crate) fn rfc3339(now: Duration) -> String {
     let (secs, millis) = (now.as_secs(), now.subsec_millis());
     let days = secs / 86_400;
     let (h, m, s) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);

@@ -266,9 +266,13 @@ impl Server {
                 "initialize was already sent on this connection",
             ));
         }
+        let mut capabilities = self.capabilities();
+        if version >= ProtocolVersion::V2025_11_25 {
+            capabilities.tasks = self.tasks_capability();
+        }
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
-            capabilities: self.capabilities(),
+            capabilities,
             server_info: self.inner.info.clone(),
             instructions: self.inner.instructions.clone(),
             result_type: None,

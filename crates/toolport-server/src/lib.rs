@@ -52,6 +52,8 @@ mod serve;
 mod server;
 mod session;
 pub mod state;
+mod task_state;
+mod tasks;
 mod tool;
 pub mod uri_template;
 
@@ -69,8 +71,11 @@ pub use serve::ServerConnection;
 pub use server::{CacheHints, Server, ServerBuilder, ServerOptions};
 pub use session::{Negotiated, Session};
 pub use tool::{
-    ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, ToolBuilder, ToolEntry, ToolHandler, WithContext, tool,
+    ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, TaskToolBuilder, ToolBuilder, ToolEntry, ToolHandler,
+    WithContext, tool,
 };
+pub use toolport_protocol::tasks::TaskSupport;
+pub use toolport_tasks::TaskEngine;
 
 /// The README's example compiles as a doctest.
 #[cfg(doctest)]

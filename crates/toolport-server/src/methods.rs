@@ -28,6 +28,7 @@ use crate::input::{StateBinding, StatePayload};
 use crate::policy::ToolCall;
 use crate::resource::ResourceRequest;
 use crate::server::Server;
+use crate::tasks::AsTask;
 
 /// What MRTR brought with a retried request.
 struct Continuation<'a> {
@@ -76,6 +77,10 @@ impl Server {
                 if !structured {
                     tool.output_schema = None;
                 }
+                // Task support means something only where tasks exist.
+                if self.inner.tasks.is_none() || scope.version < ProtocolVersion::V2025_11_25 {
+                    tool.execution = None;
+                }
                 tool
             })
             .collect();
@@ -101,6 +106,7 @@ impl Server {
             .get(&p.name)
             .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", p.name)))?;
         let arguments = Value::Object(p.arguments.unwrap_or_default());
+        let as_task = self.task_request(scope, &entry, p.task.as_ref())?;
         let continuation = self.continuation(scope, &p.name, Some(&arguments), p.input_responses, p.request_state)?;
         let cx = self.context(scope, &continuation);
         let span = tracing::Span::current();
@@ -120,12 +126,19 @@ impl Server {
             started: scope.started,
             waited: false,
         };
-        let ended = match self
-            .inner
-            .policies
-            .run(call, Box::pin(entry.call(cx.clone(), &arguments)))
-            .await
-        {
+        let outcome = match as_task {
+            Some(request) => match self.call_as_task(scope, &entry, &arguments, cx.clone(), request).await {
+                AsTask::Answered(answer) => return answer,
+                AsTask::Ended(outcome) => outcome,
+            },
+            None => {
+                self.inner
+                    .policies
+                    .run(call, Box::pin(entry.call(cx.clone(), &arguments)))
+                    .await
+            }
+        };
+        let ended = match outcome {
             Ok(result) => Ended::Done(result),
             Err(error) => Ended::Failed(error),
         };
@@ -385,6 +398,7 @@ impl Server {
             responses: continuation.responses.clone(),
             state: continuation.state.clone(),
             meta: scope.meta.clone(),
+            task: None,
         })
     }
 

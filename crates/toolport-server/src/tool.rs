@@ -41,6 +41,8 @@ use toolport_protocol::capabilities::Icon;
 use toolport_protocol::content::ContentBlock;
 use toolport_protocol::tools::{CallToolResult, Tool, ToolAnnotations};
 
+use toolport_protocol::tasks::TaskSupport;
+
 use crate::context::RequestContext;
 use crate::error::ToolError;
 use crate::schema::{ArgumentValidator, HeaderParam, header_params, schema_for};
@@ -64,6 +66,19 @@ pub struct ToolEntry {
     pub(crate) metrics: Arc<std::sync::OnceLock<ToolMetrics>>,
     pub(crate) handler: ErasedToolFn,
     pub(crate) error: Option<String>,
+    /// How the tool runs as a task (see [`ToolBuilder::task_support`]).
+    pub(crate) tasks: TaskOptions,
+}
+
+/// A tool's task settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TaskOptions {
+    pub(crate) support: TaskSupport,
+    /// Run again by another process when the one running it died.
+    pub(crate) resumable: bool,
+    /// Questions asked before the task exists go through MRTR; the task is
+    /// created at [`RequestContext::start_task`] or when the handler ends.
+    pub(crate) input_before_task: bool,
 }
 
 impl fmt::Debug for ToolEntry {
@@ -78,6 +93,42 @@ impl ToolEntry {
     /// The definition `tools/list` shows.
     pub fn definition(&self) -> &Tool {
         &self.tool
+    }
+
+    /// Whether (and how) the tool runs as a task.
+    pub fn task_support(&self) -> TaskSupport {
+        self.tasks.support
+    }
+
+    /// Marks the tool as one that runs as a task: `Optional` lets the client
+    /// choose (2025-11-25) or lets the server make every call from a client
+    /// that declared the tasks extension a task (2026-07-28); `Required`
+    /// refuses plain calls. The handler is the same; progress and input
+    /// requests work inside a task. Needs a server built with
+    /// [`ServerBuilder::tasks`](crate::ServerBuilder::tasks); without one the
+    /// tool runs as a plain tool.
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.tasks.support = support;
+        self.tool.execution = support
+            .allows_task()
+            .then(|| serde_json::json!({ "taskSupport": support }));
+        self
+    }
+
+    /// Lets another process run the task again from its arguments when the
+    /// process running it died; otherwise such a task ends `failed`.
+    pub fn resumable(mut self) -> Self {
+        self.tasks.resumable = true;
+        self
+    }
+
+    /// The handler asks its questions before the task exists (2026-07-28:
+    /// through `InputRequiredResult` and the client's retries, as a plain
+    /// call would); the task is created when it calls
+    /// [`RequestContext::start_task`], or when it ends.
+    pub fn input_before_task(mut self) -> Self {
+        self.tasks.input_before_task = true;
+        self
     }
 
     pub(crate) fn metrics(&self) -> &ToolMetrics {
@@ -181,6 +232,18 @@ impl ToolBuilder {
         self
     }
 
+    /// Runs the tool as a task (see [`ToolEntry::with_task_support`]); the
+    /// one call a tool author makes to opt in.
+    pub fn task_support(self, support: TaskSupport) -> TaskToolBuilder {
+        TaskToolBuilder {
+            builder: self,
+            options: TaskOptions {
+                support,
+                ..Default::default()
+            },
+        }
+    }
+
     /// Sets the handler: `async fn(Args) -> Out` or `async fn(RequestContext, Args) -> Out`.
     pub fn handler<H, M>(self, handler: H) -> ToolEntry
     where
@@ -212,6 +275,55 @@ impl ToolBuilder {
     }
 }
 
+/// A [`ToolBuilder`] whose tool runs as a task, from
+/// [`ToolBuilder::task_support`].
+#[derive(Debug, Clone)]
+pub struct TaskToolBuilder {
+    builder: ToolBuilder,
+    options: TaskOptions,
+}
+
+impl TaskToolBuilder {
+    /// See [`ToolEntry::resumable`].
+    pub fn resumable(mut self) -> Self {
+        self.options.resumable = true;
+        self
+    }
+
+    /// See [`ToolEntry::input_before_task`].
+    pub fn input_before_task(mut self) -> Self {
+        self.options.input_before_task = true;
+        self
+    }
+
+    /// Sets the handler, as [`ToolBuilder::handler`].
+    pub fn handler<H, M>(self, handler: H) -> ToolEntry
+    where
+        H: ToolHandler<M>,
+    {
+        let TaskToolBuilder { builder, options } = self;
+        options.apply(builder.handler(handler))
+    }
+
+    /// A tool from a definition and a raw handler, as [`ToolBuilder::raw`].
+    pub fn raw<F, Fut>(self, definition: Tool, handler: F) -> ToolEntry
+    where
+        F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let TaskToolBuilder { builder, options } = self;
+        options.apply(builder.raw(definition, handler))
+    }
+}
+
+impl TaskOptions {
+    fn apply(self, entry: ToolEntry) -> ToolEntry {
+        let mut entry = entry.with_task_support(self.support);
+        entry.tasks = self;
+        entry
+    }
+}
+
 impl ToolEntry {
     /// Checks a definition once, when it is made: its name, its input schema
     /// (an object schema that compiles) and its `x-mcp-header` annotations.
@@ -237,6 +349,7 @@ impl ToolEntry {
             metrics: Arc::default(),
             handler,
             error,
+            tasks: TaskOptions::default(),
         }
     }
 }

@@ -41,6 +41,8 @@ pub struct Config {
     pub telemetry: TelemetrySection,
     /// The endpoint as an OAuth 2.1 resource server (docs/security.md).
     pub oauth: OAuthSection,
+    /// Durable tasks (docs/tasks.md).
+    pub tasks: crate::tasks::TasksSection,
 }
 
 /// OAuth 2.1 resource-server settings; the endpoint is protected when
@@ -464,6 +466,7 @@ impl Config {
             );
         }
         self.oauth.validate()?;
+        self.tasks.validate()?;
         if self.audit.path.as_deref() == Some("") {
             return bad("audit.path", "\"\"".into(), "a file name, or - for standard output");
         }

@@ -164,12 +164,24 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
             AuditLog::open(path, config.audit.redact.clone()).with_context(|| format!("audit.path = {path:?}"))?;
         builder = builder.audit(audit);
     }
+    let tasks = config.tasks.open().await?;
+    let tasks_place = tasks.as_ref().map(|(_, place)| place.clone());
+    if let Some((engine, _)) = tasks {
+        builder = builder.tasks(engine);
+    }
     let server = builder.build()?;
+    // Recovery and expiry, from the start: a previous run's dead tasks end
+    // once their leases run out.
+    let maintenance = {
+        let (server, every) = (server.clone(), config.tasks.maintenance_every());
+        tokio::spawn(async move { server.maintain_tasks(every).await })
+    };
     // The packs' file watcher lives as long as the server.
     let _running = packs.as_ref().map(|p| p.start(&server)).transpose()?;
     let summary = packs.as_ref().map(Packs::summary).unwrap_or_default();
     if config.transport == Transport::Stdio {
         server.serve_stdio().await;
+        maintenance.abort();
         return Ok(());
     }
     let http = config.http_config();
@@ -203,6 +215,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     for line in summary {
         eprintln!("  {line}");
     }
+    if let Some(place) = tasks_place {
+        eprintln!("  tasks: {place}");
+    }
     let (drain, grace) = (config.http.drain_delay_seconds, config.http.shutdown_grace_seconds);
     bound
         .serve(async move {
@@ -212,6 +227,7 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
             );
         })
         .await?;
+    maintenance.abort();
     eprintln!("toolport: stopped");
     Ok(())
 }

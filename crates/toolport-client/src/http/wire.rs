@@ -112,6 +112,8 @@ impl HttpWire {
             let key = match request.method {
                 "tools/call" | "prompts/get" => Some("name"),
                 "resources/read" => Some("uri"),
+                // The tasks extension routes by task.
+                "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
                 _ => None,
             };
             if let Some(name) = key.and_then(|k| request.params.as_ref()?.get(k)?.as_str()) {

@@ -34,6 +34,7 @@ pub mod headers;
 mod live;
 mod outbox;
 pub mod ready;
+mod replicas;
 mod reply;
 mod serve;
 mod sse;

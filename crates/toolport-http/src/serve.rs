@@ -113,6 +113,19 @@ impl HttpServer {
         self
     }
 
+    /// Shares handshake-era sessions with other replicas through `relay`
+    /// (with stores the replicas share, see [`HttpServer::with_stores`]): a
+    /// client's answer or cancellation reaching this replica for a request
+    /// another one runs is relayed there, and a stream another replica runs
+    /// can be resumed here. On shutdown, answer streams end after the drain
+    /// delay, so their clients resume on a replica that stays.
+    pub fn with_relay(mut self, relay: Arc<dyn toolport_server::state::Relay>) -> Self {
+        Arc::get_mut(&mut self.state)
+            .expect("the state is not shared before the server is bound")
+            .relay = Some(relay);
+        self
+    }
+
     /// Adds a dependency that `/ready` checks (a database, a shared state
     /// store): the replica is ready only while every check passes. See
     /// [`crate::ready`] for how often checks run and how long they may take.

@@ -69,7 +69,6 @@ pub(crate) struct RedisIdempotencyStore {
     ttl: Duration,
 }
 
-
 enum Answer {
     Claim(Claim),
     Wait(Duration),

@@ -6,7 +6,8 @@
 //! `TOOLPORT_LIMITS__TOOLS__SEARCH__DEADLINE_MS`), and the familiar names
 //! `MCP_TRANSPORT`, `MAX_CONCURRENT_TOOLS`, `SESSION_TIMEOUT_SECONDS`,
 //! `DB_POOL_SIZE`, `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`,
-//! `OAUTH_ISSUER`, `OAUTH_JWKS_URI` and `OAUTH_RESOURCE`.
+//! `OAUTH_ISSUER`, `OAUTH_JWKS_URI`, `OAUTH_RESOURCE`, `TOOLPORT_STATE_URL`
+//! and `TOOLPORT_SEAL_KEYS`.
 //! Values are read as TOML (`10`, `true`, `["a", "b"]`), or as a string when
 //! they are not valid TOML.
 
@@ -41,6 +42,8 @@ pub struct Config {
     pub telemetry: TelemetrySection,
     /// The endpoint as an OAuth 2.1 resource server (docs/security.md).
     pub oauth: OAuthSection,
+    /// State shared by replicas (Redis) and the keys that seal `requestState`.
+    pub state: crate::state::StateSection,
 }
 
 /// OAuth 2.1 resource-server settings; the endpoint is protected when
@@ -352,6 +355,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("OAUTH_ISSUER", "oauth.issuer"),
     ("OAUTH_JWKS_URI", "oauth.jwks_uri"),
     ("OAUTH_RESOURCE", "oauth.resource"),
+    ("TOOLPORT_STATE_URL", "state.url"),
+    ("TOOLPORT_SEAL_KEYS", "state.seal_keys"),
 ];
 
 impl Config {
@@ -464,6 +469,7 @@ impl Config {
             );
         }
         self.oauth.validate()?;
+        self.state.validate()?;
         if self.audit.path.as_deref() == Some("") {
             return bad("audit.path", "\"\"".into(), "a file name, or - for standard output");
         }

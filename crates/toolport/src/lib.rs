@@ -6,4 +6,5 @@ pub mod client_cli;
 pub mod config;
 pub mod demo;
 pub mod packs;
+pub mod state;
 pub mod telemetry;

@@ -22,7 +22,7 @@ mod sessions;
 pub mod suite;
 
 pub use bus::{EventBus, EventSubscription, MemoryEventBus, ONCE_WINDOW, once_key};
-pub use error::StateError;
+pub use error::{STATE_UNAVAILABLE, StateError, is_state_unavailable};
 pub use events::{EventLog, MemoryEventLog, new_stream_id};
 pub use idempotency::{ArgumentsDigest, Claim, ClaimGuard, ClaimTicket, IdempotencyStore, MemoryIdempotencyStore};
 pub use keyring::{KeyRing, KeyRingError};

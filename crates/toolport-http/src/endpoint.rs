@@ -533,7 +533,12 @@ async fn get(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Calle
         },
     };
     let (tx, rx) = mpsc::channel(state.config.stream_buffer.max(state.config.events_per_stream));
-    match live.attach(stream, after, tx).await {
+    let attached = match &live.relay {
+        // Another replica runs (or ran) it: follow the shared log.
+        Some(relay) if !live.has_stream(stream) => crate::replicas::follow(&live, relay, stream, after, tx).await,
+        _ => live.attach(stream, after, tx).await,
+    };
+    match attached {
         Ok(()) => {
             let mut response = http::Response::new(crate::body::McpBody::Sse(Box::new(SseBody::new(
                 rx,

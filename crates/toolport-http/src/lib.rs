@@ -40,6 +40,7 @@ mod serve;
 mod sse;
 mod state;
 pub mod store;
+mod topics;
 
 pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};

@@ -15,7 +15,7 @@ use toolport_server::state::{Relay, new_stream_id};
 use toolport_server::{Server, ServerEvent, Session};
 
 use crate::store::EventLog;
-use crate::{replicas, sse};
+use crate::{sse, topics};
 
 /// The stream id of the standalone GET stream; POST streams have random ids
 /// (so that no two replicas sharing an event log open the same stream).
@@ -69,7 +69,7 @@ pub(crate) struct LiveSession {
     /// Fires when the session ends (DELETE, expiry, shutdown).
     pub(crate) closed: CancellationToken,
     pub(crate) events: Arc<dyn EventLog>,
-    /// The other replicas, when several serve the session (see [`replicas`]).
+    /// The other replicas, when several serve the session (see [`crate::replicas`]).
     pub(crate) relay: Option<Arc<dyn Relay>>,
     /// True once the session hears what other replicas relay to it.
     pub(crate) subscribed: watch::Sender<bool>,
@@ -128,6 +128,11 @@ impl LiveSession {
         (id, state)
     }
 
+    /// Whether this replica runs (or ran) the stream; another one may.
+    pub(crate) fn has_stream(&self, id: u64) -> bool {
+        id == GET_STREAM || self.streams().contains_key(&id)
+    }
+
     fn stream(&self, id: u64) -> Option<Arc<StreamState>> {
         self.streams().get(&id).cloned()
     }
@@ -178,7 +183,7 @@ impl LiveSession {
             && stream_id != GET_STREAM
             && let Some(relay) = &self.relay
         {
-            replicas::announce_event(relay.as_ref(), &self.id, stream_id).await;
+            topics::announce_event(relay.as_ref(), &self.id, stream_id).await;
         }
     }
 
@@ -186,7 +191,7 @@ impl LiveSession {
     /// client resumed there).
     pub(crate) async fn read_elsewhere(&self, stream_id: u64) -> bool {
         match &self.relay {
-            Some(relay) => replicas::followed_elsewhere(relay.as_ref(), &self.id, stream_id).await,
+            Some(relay) => topics::followed_elsewhere(relay.as_ref(), &self.id, stream_id).await,
             None => false,
         }
     }
@@ -240,12 +245,7 @@ impl LiveSession {
         let stream = if stream_id == GET_STREAM {
             self.get_stream()
         } else {
-            match (self.stream(stream_id), &self.relay) {
-                (Some(stream), _) => stream,
-                // Another replica runs it (or ran it): follow the shared log.
-                (None, Some(relay)) => return replicas::follow(self, relay, stream_id, after, tx).await,
-                (None, None) => return Err(AttachError::Unknown),
-            }
+            self.stream(stream_id).ok_or(AttachError::Unknown)?
         };
         // No event is recorded while the replay is read and sent (see `order`).
         let _order = stream.order.lock().await;

@@ -30,6 +30,7 @@ use toolport_server::state::{Relay, StateError};
 use crate::live::{AttachError, LiveSession, event_id};
 use crate::sse;
 use crate::store::EventLog;
+use crate::topics::stream_topic;
 
 /// How often a follower of a stream another replica writes reads the log,
 /// besides when it is told of new events.
@@ -41,10 +42,6 @@ const SUBSCRIBE_WAIT: Duration = Duration::from_secs(1);
 
 fn session_topic(session: &str) -> String {
     format!("session:{session}")
-}
-
-pub(crate) fn stream_topic(session: &str, stream: u64) -> String {
-    format!("stream:{stream}:{session}")
 }
 
 /// Hands an answer or a cancellation to the request it is for: here, or
@@ -114,23 +111,6 @@ pub(crate) async fn receive_relayed(relay: Arc<dyn Relay>, live: Arc<LiveSession
 /// other replicas relay to it.
 pub(crate) async fn subscribed(mut ready: watch::Receiver<bool>) {
     let _ = tokio::time::timeout(SUBSCRIBE_WAIT, ready.wait_for(|ready| *ready)).await;
-}
-
-/// Tells a follower on another replica that a stream has new events.
-pub(crate) async fn announce_event(relay: &dyn Relay, session: &str, stream: u64) {
-    if let Err(e) = relay.send(&stream_topic(session, stream), Bytes::new()).await {
-        // The follower reads the log on its own too.
-        tracing::debug!(session, stream, error = %e, "a new event was not announced to followers");
-    }
-}
-
-/// Whether a replica other than this one follows the stream.
-pub(crate) async fn followed_elsewhere(relay: &dyn Relay, session: &str, stream: u64) -> bool {
-    match relay.subscribers(&stream_topic(session, stream)).await {
-        Ok(n) => n > 0,
-        // Not knowing is no reason to cancel someone's request.
-        Err(_) => true,
-    }
 }
 
 fn is_answer(data: &[u8]) -> bool {

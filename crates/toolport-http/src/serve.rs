@@ -202,12 +202,18 @@ impl BoundServer {
         let Connections {
             graceful, mut tasks, ..
         } = connections;
-        let grace = state.config.shutdown_grace;
-        if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
+        let grace = tokio::time::Instant::now() + state.config.shutdown_grace;
+        if tokio::time::timeout_at(grace, graceful.shutdown()).await.is_err() {
             tracing::warn!(
                 open = tasks.len(),
                 "connections still open after the shutdown grace period were closed"
             );
+        }
+        // Handshake-era requests whose answer streams ended (their clients
+        // resume elsewhere) run on without a connection: they get the rest
+        // of the grace period too.
+        if tokio::time::timeout_at(grace, state.requests_finished()).await.is_err() {
+            tracing::warn!("requests still running after the shutdown grace period were cancelled");
         }
         state.close_all();
         reaper.abort();

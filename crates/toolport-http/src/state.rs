@@ -227,6 +227,18 @@ impl AppState {
         }
     }
 
+    /// Resolves once no session has a request running on this machine
+    /// (looked at every 20 ms; the caller bounds the wait).
+    pub(crate) async fn requests_finished(&self) {
+        loop {
+            let running = self.live().values().any(|live| !live.exchange.in_flight.is_empty());
+            if !running {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
     /// Ends every session's streams and requests on this machine (shutdown).
     /// Their records and events stay: the sessions are not over, and a
     /// replica sharing the stores (or this one, restarted) serves them on.

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use toolport::config::{Config, Transport};
 
 fn manifest(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy/kubernetes").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../deploy/kubernetes")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -18,7 +20,10 @@ fn block(yaml: &str, key: &str) -> String {
     let mut lines = yaml.lines().skip_while(|l| l.trim() != format!("{key}: |"));
     lines.next().expect("the key");
     let body: Vec<&str> = lines.take_while(|l| l.is_empty() || l.starts_with("    ")).collect();
-    body.iter().map(|l| l.strip_prefix("    ").unwrap_or("")).collect::<Vec<_>>().join("\n")
+    body.iter()
+        .map(|l| l.strip_prefix("    ").unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn number(yaml: &str, key: &str) -> u64 {
@@ -50,7 +55,12 @@ fn the_configmap_is_a_configuration_serve_accepts_and_pods_stop_after_drain_and_
         termination > drain + grace,
         "terminationGracePeriodSeconds {termination} must exceed drain {drain} + grace {grace}"
     );
-    for needed in ["path: /health", "path: /ready", "readOnlyRootFilesystem: true", "runAsNonRoot: true"] {
+    for needed in [
+        "path: /health",
+        "path: /ready",
+        "readOnlyRootFilesystem: true",
+        "runAsNonRoot: true",
+    ] {
         assert!(deployment.contains(needed), "the Deployment has {needed}");
     }
     // The Service spreads requests: no stickiness is needed.

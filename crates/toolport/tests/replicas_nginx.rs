@@ -494,3 +494,58 @@ async fn sigterm_during_load_fails_no_request_at_nginx_while_one_replica_drains(
         done.load(Ordering::SeqCst)
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs redis-server and nginx (Debian's)"]
+async fn a_draining_replica_ends_its_sse_answers_and_their_clients_resume_on_another() {
+    let env = [("TOOLPORT_HTTP__SHUTDOWN_GRACE_SECONDS", "10")];
+    let mut c = Cluster::start(3, false, DEMO, &env);
+    let (a, b) = (c.replicas[0].addr, c.replicas[1].addr);
+    let session = initialize(a, "2025-11-25").await;
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "long_task", "arguments": {"steps": 40, "step_ms": 50}, "_meta": {"progressToken": "p"}}});
+    let mut stream = send(a, "POST", &legacy_headers(&session), &body.to_string()).await;
+    let (mut progress, mut last_id): (Vec<u32>, Option<String>) = (Vec::new(), None);
+    let mut on_stream = |id: Option<String>, message: &Value, progress: &mut Vec<u32>| {
+        assert!(
+            message.get("id").is_none(),
+            "no answer on the drained stream: {message}"
+        );
+        if message["method"] == "notifications/progress" {
+            progress.push(message["params"]["progress"].as_f64().unwrap() as u32);
+        }
+        last_id = id.or(last_id.take());
+    };
+    while progress.is_empty() {
+        let (id, message) = stream.next_message().await.expect("progress");
+        on_stream(id, &message, &mut progress);
+    }
+    c.replicas[0].signal("TERM");
+    // After the drain delay (1 s) the answer stream ends without the answer.
+    while let Some((id, message)) = stream.next_message().await {
+        on_stream(id, &message, &mut progress);
+    }
+    assert!(progress.len() < 40, "the stream ended before the call did");
+    let last_id = last_id.expect("events carry ids");
+    let mut headers = legacy_headers(&session);
+    headers[1] = ("accept", "text/event-stream");
+    headers.push(("last-event-id", &last_id));
+    let mut resumed = send(b, "GET", &headers, "").await;
+    assert_eq!(resumed.status, StatusCode::OK);
+    let answer = loop {
+        let (_, message) = resumed
+            .next_message()
+            .await
+            .expect("the rest, from the draining replica's work");
+        if message["method"] == "notifications/progress" {
+            progress.push(message["params"]["progress"].as_f64().unwrap() as u32);
+        } else {
+            break message;
+        }
+    };
+    assert_eq!(text(&answer), "finished 40 steps", "{answer}");
+    assert_eq!(progress, (1..=40).collect::<Vec<_>>(), "each step once, in order");
+    assert!(
+        c.replicas[0].exited_within(Duration::from_secs(15)),
+        "the drained replica exits"
+    );
+}

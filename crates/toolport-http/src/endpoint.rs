@@ -38,6 +38,10 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
     }
     let (parts, body) = request.into_parts();
     let headers = RequestHeaders::read(&parts.headers);
+    if let Err(error) = headers.check_single_valued() {
+        tracing::debug!(%error, "request refused");
+        return reply::error(StatusCode::BAD_REQUEST, None, error);
+    }
     if let Err(rejection) = guard::check_origin_and_host(&headers, &state.config) {
         return rejected(&rejection);
     }
@@ -234,8 +238,11 @@ async fn single(
             match handshake_session(state, headers, caller).await {
                 Err(response) => *response,
                 Ok((_, live)) => {
-                    if let Some(live) = live {
-                        deliver(&live, Message::Notification(notification));
+                    match live {
+                        Some(live) => deliver(&live, Message::Notification(notification)),
+                        None => {
+                            state.sessionless.cancel(caller.owner(), &notification);
+                        }
                     }
                     reply::status(StatusCode::ACCEPTED)
                 }
@@ -377,6 +384,9 @@ impl toolport_rpc::PeerChannel for NoChannel {
         _: std::time::Duration,
     ) -> toolport_rpc::peer::BoxFuture<'_, Result<Box<serde_json::value::RawValue>, toolport_rpc::RpcError>> {
         Box::pin(async { Err(toolport_rpc::RpcError::Closed) })
+    }
+    fn can_request(&self) -> bool {
+        false
     }
 }
 

@@ -36,6 +36,7 @@ mod outbox;
 pub mod ready;
 mod reply;
 mod serve;
+mod sessionless;
 mod sse;
 mod state;
 pub mod store;

@@ -37,6 +37,8 @@ pub(crate) struct AppState {
     pub(crate) metrics: OnceLock<MetricsRender>,
     /// Authentication and authorization, when the endpoint is protected.
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    /// Handshake-era calls running without a session, for their cancellations.
+    pub(crate) sessionless: Arc<crate::sessionless::SessionlessCalls>,
 }
 
 /// The session store, with how many sessions it held when last asked: the
@@ -89,6 +91,7 @@ impl AppState {
             metrics: OnceLock::new(),
             shutdown: CancellationToken::new(),
             auth: None,
+            sessionless: Arc::default(),
         })
     }
 

@@ -12,7 +12,6 @@ use toolport::telemetry::Telemetry;
 use toolport_http::{HttpServer, ReadinessCheck};
 use toolport_packs::{Packs, SqlPack};
 use toolport_server::Server;
-use toolport_server::audit::AuditLog;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -56,6 +55,12 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     };
     if args.stdio {
         config.transport = Transport::Stdio;
+        if config.audit.enabled && config.audit.path.as_deref() == Some("-") {
+            eprintln!(
+                "toolport: configuration error: audit.path = \"-\" with --stdio: standard output carries nothing but MCP messages; give a file"
+            );
+            return ExitCode::from(2);
+        }
     }
     if let Some(bind) = args.bind {
         config.http.bind = bind.to_string();
@@ -159,9 +164,8 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
         Some(packs) => packs.install(toolport::packs::builder()),
     }
     .policies(config.limits.clone());
-    if let Some(path) = &config.audit.path {
-        let audit =
-            AuditLog::open(path, config.audit.redact.clone()).with_context(|| format!("audit.path = {path:?}"))?;
+    let (audit, audit_line) = crate::audit::open(&config.audit)?;
+    if let Some(audit) = audit {
         builder = builder.audit(audit);
     }
     let server = builder.build()?;
@@ -169,12 +173,14 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     let _running = packs.as_ref().map(|p| p.start(&server)).transpose()?;
     let summary = packs.as_ref().map(Packs::summary).unwrap_or_default();
     if config.transport == Transport::Stdio {
-        server.serve_stdio().await;
+        eprintln!("toolport: {audit_line}");
+        server.clone().serve_stdio().await;
+        server.close_audit();
         return Ok(());
     }
     let http = config.http_config();
     let path = http.path.clone();
-    let mut transport = HttpServer::new(server, http);
+    let mut transport = HttpServer::new(server.clone(), http);
     if let Some(sql) = packs.as_ref().and_then(|p| p.sql.clone()) {
         transport = transport.with_readiness_check(Arc::new(SqlReadiness(sql)));
     }
@@ -200,7 +206,7 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
     eprintln!("  or the MCP Inspector: npx @modelcontextprotocol/inspector (transport \"Streamable HTTP\", that URL)");
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
-    for line in summary {
+    for line in summary.iter().chain([&audit_line]) {
         eprintln!("  {line}");
     }
     let (drain, grace) = (config.http.drain_delay_seconds, config.http.shutdown_grace_seconds);
@@ -212,6 +218,8 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
             );
         })
         .await?;
+    // The closing checkpoint: a file that ends without one was cut.
+    server.close_audit();
     eprintln!("toolport: stopped");
     Ok(())
 }

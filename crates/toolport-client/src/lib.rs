@@ -46,6 +46,8 @@ pub mod auth;
 mod cache;
 mod client;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod handler;
 mod http;
 mod inbound;

@@ -29,6 +29,8 @@ pub mod auth;
 mod body;
 pub mod config;
 mod endpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod guard;
 pub mod headers;
 mod live;

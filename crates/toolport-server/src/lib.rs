@@ -37,6 +37,8 @@ mod dispatch;
 mod error;
 mod events;
 mod extension;
+#[doc(hidden)]
+pub mod fuzzing;
 mod input;
 mod listen;
 mod methods;

@@ -324,6 +324,15 @@ impl RequestContext {
                 Err(ToolError::InputRequired(Box::new(InputRequired::new(missing))))
             }
             Era::Handshake => {
+                if !self.inner.channel.can_request() {
+                    let asked: Vec<&str> = requests.values().map(InputRequest::method).collect();
+                    return Err(ToolError::Failed(format!(
+                        "This server serves handshake-era clients without sessions, so it cannot send them requests \
+                         ({}): nothing would carry the client's answer back. Use protocol version 2026-07-28, \
+                         where a request asks for input in its result, or a server with sessions.",
+                        asked.join(", ")
+                    )));
+                }
                 if let Some(required) = missing_capability {
                     return Err(ToolError::MissingCapability(Box::new(required)));
                 }

@@ -37,6 +37,8 @@ mod dispatch;
 mod error;
 mod events;
 mod extension;
+#[doc(hidden)]
+pub mod fuzzing;
 mod input;
 mod listen;
 mod methods;
@@ -60,7 +62,7 @@ pub mod uri_template;
 pub use admission::{Admitted, Authorizer, Forbidden, Refusal, RoutingHeaders, TransportFacts};
 pub use context::{INPUT_TIMEOUT, Principal, RequestContext};
 pub use dispatch::{CallContext, RequestEra, request_era};
-pub use error::{ResourceError, ToolError};
+pub use error::{ERROR_META, Failure, ResourceError, ToolError};
 pub use events::ServerEvent;
 pub use extension::{Extension, MethodHandler, MethodResult};
 pub use input::InputRequired;

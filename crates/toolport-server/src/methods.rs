@@ -14,7 +14,7 @@ use toolport_protocol::resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult,
 };
 use toolport_protocol::result::ResultType;
-use toolport_protocol::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams};
+use toolport_protocol::tools::{CallToolRequestParams, ListToolsResult, PaginatedRequestParams};
 use toolport_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 
 use crate::admission::TargetKind;
@@ -22,7 +22,7 @@ use crate::audit::trace_id;
 use crate::completion::MAX_COMPLETIONS;
 use crate::context::{ContextInner, RequestContext};
 use crate::dispatch::{Scope, parse};
-use crate::error::{ResourceError, ToolError};
+use crate::error::{ResourceError, ToolError, error_result};
 use crate::extension::{ExtensionResult, MethodHandler};
 use crate::input::{StateBinding, StatePayload};
 use crate::policy::ToolCall;
@@ -144,15 +144,20 @@ impl Server {
         };
         let mut result = match ended {
             Ended::Done(result) => result,
-            Ended::Failed(ToolError::Failed(message) | ToolError::InvalidArguments(message)) => {
-                CallToolResult::error(message)
+            Ended::Failed(ToolError::Failed(message)) => error_result(message, "failed", false, None),
+            Ended::Failed(ToolError::InvalidArguments(message)) => {
+                error_result(message, "invalid_arguments", false, None)
             }
-            Ended::Failed(ToolError::MissingCapability(required)) if !scope.stateless() => {
-                CallToolResult::error(format!(
+            Ended::Failed(ToolError::Coded(failure)) => failure.into_result(),
+            Ended::Failed(ToolError::MissingCapability(required)) if !scope.stateless() => error_result(
+                format!(
                     "This tool needs a client capability this client did not declare: {}",
                     json!(required)
-                ))
-            }
+                ),
+                "missing_capability",
+                false,
+                None,
+            ),
             Ended::Failed(error) => return self.fail(scope, error, &continuation, &cx),
         };
         if !scope.version.has_structured_output() {
@@ -470,6 +475,10 @@ impl Server {
             ToolError::Cancelled => Err(ErrorObject::new(ErrorCode::REQUEST_TIMEOUT, "Request cancelled")),
             ToolError::Protocol(error) => Err(error),
             ToolError::Failed(message) | ToolError::InvalidArguments(message) => Err(ErrorObject::internal(message)),
+            ToolError::Coded(failure) => Err(ErrorObject::internal(failure.message).with_data(json!({
+                "code": failure.code,
+                "retryable": failure.retryable,
+            }))),
         }
     }
 }

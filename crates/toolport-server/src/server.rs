@@ -200,6 +200,15 @@ impl Server {
         }
     }
 
+    /// Writes the audit stream's closing checkpoint and ends it; calls
+    /// audited after this are refused (and logged). Call it at shutdown,
+    /// once no calls run.
+    pub fn close_audit(&self) {
+        if let Some(audit) = &self.inner.audit {
+            audit.close();
+        }
+    }
+
     /// Ends long-lived requests (listen streams) with a result; used on shutdown.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();

@@ -60,6 +60,8 @@ type ErasedToolFn = Arc<dyn Fn(RequestContext, &Value) -> BoxFuture<Result<CallT
 pub struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) validator: Option<Arc<ArgumentValidator>>,
+    /// The compiled `outputSchema`, when the tool declares one.
+    pub(crate) output_validator: Option<Arc<ArgumentValidator>>,
     pub(crate) header_params: Arc<[HeaderParam]>,
     /// The tool's metric handles, registered on first use and kept, so a call
     /// does not build labels or look them up.
@@ -140,14 +142,45 @@ impl ToolEntry {
         &self.header_params
     }
 
-    /// Runs the tool: validates the arguments, then calls the handler.
+    /// Runs the tool: validates the arguments, calls the handler, and checks
+    /// a successful result against the tool's `outputSchema`. A handler that
+    /// panics is an internal error (-32603, its message only in the log);
+    /// every caller of a tool, a task's runner included, gets that.
     pub(crate) async fn call(&self, cx: RequestContext, arguments: &Value) -> Result<CallToolResult, ToolError> {
         if let Some(validator) = &self.validator {
-            validator.check(arguments).map_err(|problems| {
+            validator.check(arguments, "arguments").map_err(|problems| {
                 ToolError::InvalidArguments(format!("Invalid arguments for tool {}: {problems}", self.tool.name))
             })?;
         }
-        (self.handler)(cx, arguments).await
+        let result = toolport_rpc::panic::contain("tool", async { (self.handler)(cx, arguments).await })
+            .await
+            .map_err(|panicked| ToolError::Protocol(panicked.error()))??;
+        self.check_output(result)
+    }
+
+    /// A tool that declares an `outputSchema` must answer with structured
+    /// content that fits it (`server/tools#output-schema`); one that does
+    /// not has a bug, and its caller gets an `isError` result saying so
+    /// rather than data its schema promised would not be there.
+    fn check_output(&self, result: CallToolResult) -> Result<CallToolResult, ToolError> {
+        let Some(validator) = &self.output_validator else {
+            return Ok(result);
+        };
+        if result.is_error == Some(true) {
+            return Ok(result);
+        }
+        let problems = match &result.structured_content {
+            None => "it has no structuredContent".to_owned(),
+            Some(structured) => match validator.check(structured, "structuredContent") {
+                Ok(()) => return Ok(result),
+                Err(problems) => problems,
+            },
+        };
+        tracing::warn!(tool = %self.tool.name, %problems, "a tool's result does not match its outputSchema");
+        Err(ToolError::Failed(format!(
+            "The tool {} produced a result that does not match its outputSchema, so it is not returned: {problems}",
+            self.tool.name
+        )))
     }
 }
 
@@ -339,12 +372,23 @@ impl ToolEntry {
             .map_err(|e| error.get_or_insert_with(|| format!("tool {name:?}: {e}")).clone())
             .ok()
             .map(Arc::new);
+        let output_validator = tool.output_schema.as_ref().and_then(|schema| {
+            ArgumentValidator::new(schema)
+                .map_err(|e| {
+                    error
+                        .get_or_insert_with(|| format!("tool {name:?}: outputSchema: {e}"))
+                        .clone()
+                })
+                .ok()
+                .map(Arc::new)
+        });
         let header_params = header_params(&tool.input_schema)
             .map_err(|e| error.get_or_insert_with(|| format!("tool {name:?}: {e}")).clone())
             .unwrap_or_default();
         ToolEntry {
             tool,
             validator,
+            output_validator,
             header_params: header_params.into(),
             metrics: Arc::default(),
             handler,

@@ -19,7 +19,7 @@ use toolport_protocol::elicitation::ElicitRequestParams;
 use toolport_protocol::mrtr::{InputRequest, InputRequests};
 use toolport_rpc::PeerOptions;
 use toolport_rpc::stdio::from_async;
-use toolport_server::audit::AuditLog;
+use toolport_server::audit::{AuditKey, AuditLog, AuditOptions};
 use toolport_server::policy::{PolicyConfig, ToolPolicyConfig};
 use toolport_server::{NoArgs, RequestContext, Server, TaskEngine, TaskSupport, ToolError, tool};
 use toolport_tasks::{SqliteStore, TaskStore};
@@ -636,7 +636,7 @@ async fn a_running_task_holds_its_place_at_the_gate_and_is_audited() {
         store,
         dir,
         policies,
-        Some(AuditLog::to_writer(Box::new(sink.clone()), Vec::new())),
+        Some(AuditLog::to_writer(Box::new(sink.clone()), AuditKey::generate(), AuditOptions::default())),
     );
     let mut client = Client::connect(&f.server);
     let get = |id: &str| modern(json!({"taskId": id}), with_tasks());

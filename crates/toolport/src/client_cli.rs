@@ -116,6 +116,9 @@ impl ClientCommand {
     async fn execute(&self, client: &Client, json: bool) -> Result<()> {
         match self {
             ClientCommand::Tools(_) => {
+                if !offers(client, Offer::Tools).await? {
+                    return nothing_offered(Offer::Tools, json, &serde_json::json!([]));
+                }
                 let tools = client.list_tools().await?;
                 if json {
                     return print_json(&tools);
@@ -134,6 +137,7 @@ impl ClientCommand {
                 ttl_ms,
                 ..
             } => {
+                require(client, Offer::Tools).await?;
                 let arguments: Value = serde_json::from_str(args).map_err(|e| {
                     anyhow!(
                         "--args is not valid JSON ({e}); pass an object, for example --args '{{\"city\": \"Paris\"}}'"
@@ -162,6 +166,10 @@ impl ClientCommand {
                 }
             }
             ClientCommand::Resources(_) => {
+                if !offers(client, Offer::Resources).await? {
+                    let empty = serde_json::json!({"resources": [], "resourceTemplates": []});
+                    return nothing_offered(Offer::Resources, json, &empty);
+                }
                 let resources = client.list_resources().await?;
                 let templates = match client.list_resource_templates().await {
                     Ok(t) => t,
@@ -187,6 +195,7 @@ impl ClientCommand {
                 print_table(&["URI", "NAME", "MIME TYPE"], rows, "no resources");
             }
             ClientCommand::Read { uri, .. } => {
+                require(client, Offer::Resources).await?;
                 let result = client.read_resource(uri).await?;
                 if json {
                     return print_json(&result);
@@ -196,6 +205,9 @@ impl ClientCommand {
                 }
             }
             ClientCommand::Prompts(_) => {
+                if !offers(client, Offer::Prompts).await? {
+                    return nothing_offered(Offer::Prompts, json, &serde_json::json!([]));
+                }
                 let prompts = client.list_prompts().await?;
                 if json {
                     return print_json(&prompts);
@@ -221,6 +233,7 @@ impl ClientCommand {
                 print_table(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], rows, "no prompts");
             }
             ClientCommand::Prompt { name, args, .. } => {
+                require(client, Offer::Prompts).await?;
                 let mut arguments = BTreeMap::new();
                 for arg in args {
                     let (k, v) = arg
@@ -244,6 +257,58 @@ impl ClientCommand {
         }
         Ok(())
     }
+}
+
+/// What a server may offer, by the capability it declares for it.
+#[derive(Debug, Clone, Copy)]
+enum Offer {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+impl Offer {
+    fn noun(self) -> &'static str {
+        match self {
+            Offer::Tools => "tools",
+            Offer::Resources => "resources",
+            Offer::Prompts => "prompts",
+        }
+    }
+}
+
+/// Whether the server declared the capability (`basic/lifecycle`: each side
+/// uses only what was negotiated), so nothing is asked of a server that
+/// said it has none.
+async fn offers(client: &Client, offer: Offer) -> Result<bool> {
+    let capabilities = client.server().await?.capabilities;
+    Ok(match offer {
+        Offer::Tools => capabilities.tools.is_some(),
+        Offer::Resources => capabilities.resources.is_some(),
+        Offer::Prompts => capabilities.prompts.is_some(),
+    })
+}
+
+/// Fails, saying so, when the server does not offer `offer`.
+async fn require(client: &Client, offer: Offer) -> Result<()> {
+    if offers(client, offer).await? {
+        return Ok(());
+    }
+    bail!(
+        "the server offers no {} (it did not declare the {} capability); see what it offers with `toolport tools`, `toolport resources` and `toolport prompts`",
+        offer.noun(),
+        offer.noun()
+    )
+}
+
+/// The answer of a listing command when the server offers none: an empty
+/// list for scripts, a sentence for people; success either way.
+fn nothing_offered(offer: Offer, json: bool, empty: &Value) -> Result<()> {
+    if json {
+        return print_json(empty);
+    }
+    eprintln!("(the server offers no {})", offer.noun());
+    Ok(())
 }
 
 fn connect(target: &Target) -> Result<Client> {

@@ -162,6 +162,12 @@ async fn stats(args: StatsArgs) -> Result<Json<Stats>, ToolError> {
     }
     let count = args.numbers.len();
     let sum: f64 = args.numbers.iter().sum();
+    if !sum.is_finite() {
+        // JSON has no infinity: the result would break the outputSchema.
+        return Err(ToolError::failed(
+            "the sum of these numbers is beyond the largest 64-bit float; scale them down first",
+        ));
+    }
     let min = args.numbers.iter().copied().fold(f64::INFINITY, f64::min);
     let max = args.numbers.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     Ok(Json(Stats {

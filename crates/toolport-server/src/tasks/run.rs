@@ -345,6 +345,9 @@ async fn finish(
         Err(ToolError::Failed(message) | ToolError::InvalidArguments(message)) => {
             Transition::complete(serde_json::to_value(CallToolResult::error(message)).unwrap_or(Value::Null))
         }
+        Err(ToolError::Coded(failure)) => {
+            Transition::complete(serde_json::to_value(failure.into_result()).unwrap_or(Value::Null))
+        }
         Err(ToolError::Cancelled) => Transition::cancel().message("The task was cancelled."),
         Err(ToolError::MissingCapability(required)) => failed(ToolError::missing_capability_error(&required)),
         Err(ToolError::InputRequired(_)) => failed(ErrorObject::internal(

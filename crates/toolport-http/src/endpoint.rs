@@ -230,8 +230,7 @@ async fn single(
         }
         Message::Notification(notification) => {
             if is_stateless_notification(&notification) {
-                // 2026-07-28 defines no client notifications over HTTP
-                // (closing a stream is the cancellation): accepted, ignored.
+                // None are defined over HTTP in 2026-07-28 (closing a stream cancels).
                 return reply::status(StatusCode::ACCEPTED);
             }
             match handshake_session(state, headers, caller).await {

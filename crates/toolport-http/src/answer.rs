@@ -223,6 +223,7 @@ fn json_answer(
     let mut response = match outcome {
         Ok(result) => reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result })),
         Err(error) if error.code == ErrorCode::OVERLOADED => reply::overloaded(Some(id), error),
+        Err(error) if toolport_server::state::is_state_unavailable(&error) => reply::state_unavailable(Some(id), error),
         Err(error) => {
             let status = match answering {
                 Answering::Stateless => reply::stateless_status(error.code),
@@ -372,7 +373,7 @@ async fn stream_handshake(
                 biased;
                 message = outbox.0.recv() => live.emit(stream_id, &stream, &message).await,
                 _ = check.tick() => {
-                    if live.has_reader(&stream) {
+                    if live.has_reader(&stream) || live.read_elsewhere(stream_id).await {
                         orphaned_since = None;
                     } else if orphaned_since.get_or_insert_with(tokio::time::Instant::now).elapsed() >= grace {
                         crate::live::disconnected("client_gone");

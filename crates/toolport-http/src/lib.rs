@@ -34,11 +34,13 @@ pub mod headers;
 mod live;
 mod outbox;
 pub mod ready;
+mod replicas;
 mod reply;
 mod serve;
 mod sse;
 mod state;
 pub mod store;
+mod topics;
 
 pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};

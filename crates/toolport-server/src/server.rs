@@ -176,6 +176,16 @@ impl Server {
         self.inner.events.publish(ServerEvent::ResourceUpdated(uri.to_owned()));
     }
 
+    /// Announces that a resource's contents changed, as one `version` of it
+    /// (for a file: its modification time and size). Replicas that each
+    /// notice the same change (they watch one shared folder) announce the
+    /// same version, and a shared bus delivers it once, not once per replica.
+    pub fn resource_updated_version(&self, uri: &str, version: &str) {
+        self.inner
+            .events
+            .publish_once(ServerEvent::ResourceUpdated(uri.to_owned()), version);
+    }
+
     /// Every change from now on.
     pub fn events(&self) -> EventSubscription {
         self.inner.events.subscribe()

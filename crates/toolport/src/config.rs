@@ -6,7 +6,8 @@
 //! `TOOLPORT_LIMITS__TOOLS__SEARCH__DEADLINE_MS`), and the familiar names
 //! `MCP_TRANSPORT`, `MAX_CONCURRENT_TOOLS`, `SESSION_TIMEOUT_SECONDS`,
 //! `DB_POOL_SIZE`, `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`,
-//! `OAUTH_ISSUER`, `OAUTH_JWKS_URI` and `OAUTH_RESOURCE`.
+//! `OAUTH_ISSUER`, `OAUTH_JWKS_URI`, `OAUTH_RESOURCE`, `TOOLPORT_STATE_URL`
+//! and `TOOLPORT_SEAL_KEYS`.
 //! Values are read as TOML (`10`, `true`, `["a", "b"]`), or as a string when
 //! they are not valid TOML.
 
@@ -43,6 +44,8 @@ pub struct Config {
     pub oauth: OAuthSection,
     /// Durable tasks (docs/tasks.md).
     pub tasks: crate::tasks::TasksSection,
+    /// State shared by replicas (Redis) and the keys that seal `requestState`.
+    pub state: crate::state::StateSection,
 }
 
 /// OAuth 2.1 resource-server settings; the endpoint is protected when
@@ -354,6 +357,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("OAUTH_ISSUER", "oauth.issuer"),
     ("OAUTH_JWKS_URI", "oauth.jwks_uri"),
     ("OAUTH_RESOURCE", "oauth.resource"),
+    ("TOOLPORT_STATE_URL", "state.url"),
+    ("TOOLPORT_SEAL_KEYS", "state.seal_keys"),
 ];
 
 impl Config {
@@ -467,6 +472,7 @@ impl Config {
         }
         self.oauth.validate()?;
         self.tasks.validate()?;
+        self.state.validate()?;
         if self.audit.path.as_deref() == Some("") {
             return bad("audit.path", "\"\"".into(), "a file name, or - for standard output");
         }

@@ -7,6 +7,7 @@ pub mod client_cli;
 pub mod config;
 pub mod demo;
 pub mod packs;
+pub mod state;
 pub mod task_cli;
 pub mod tasks;
 pub mod telemetry;

@@ -8,11 +8,13 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use toolport::config::{Config, LogFormat, Transport};
 use toolport::demo;
+use toolport::state::StateReadiness;
 use toolport::telemetry::Telemetry;
 use toolport_http::{HttpServer, ReadinessCheck};
 use toolport_packs::{Packs, SqlPack};
 use toolport_server::Server;
 use toolport_server::audit::AuditLog;
+use toolport_server::state::MemoryEventBus;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -159,6 +161,17 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
         Some(packs) => packs.install(toolport::packs::builder()),
     }
     .policies(config.limits.clone());
+    if let Some(keys) = config.state.key_ring() {
+        builder = builder.request_state_keys(keys);
+    }
+    let shared = config.state.open().context("state.url")?;
+    if let Some(redis) = &shared {
+        let ttl = std::time::Duration::from_secs(config.limits.idempotency.ttl_seconds);
+        builder = builder
+            .idempotency_store(redis.idempotency(ttl))
+            .rate_limiter(redis.rate_limiter())
+            .event_bus(redis.event_bus(MemoryEventBus::DEFAULT_CAPACITY).await);
+    }
     if let Some(path) = &config.audit.path {
         let audit =
             AuditLog::open(path, config.audit.redact.clone()).with_context(|| format!("audit.path = {path:?}"))?;
@@ -186,7 +199,15 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     }
     let http = config.http_config();
     let path = http.path.clone();
-    let mut transport = HttpServer::new(server, http);
+    let mut transport = match &shared {
+        None => HttpServer::new(server, http),
+        Some(redis) => {
+            let events = redis.event_log(http.events_per_stream);
+            HttpServer::with_stores(server, http, redis.sessions(), events)
+                .with_relay(redis.relay())
+                .with_readiness_check(Arc::new(StateReadiness(redis.clone())))
+        }
+    };
     if let Some(sql) = packs.as_ref().and_then(|p| p.sql.clone()) {
         transport = transport.with_readiness_check(Arc::new(SqlReadiness(sql)));
     }
@@ -212,6 +233,13 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
     eprintln!("  or the MCP Inspector: npx @modelcontextprotocol/inspector (transport \"Streamable HTTP\", that URL)");
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
+    if let Some(url) = &config.state.url {
+        eprintln!(
+            "  state: shared with the other replicas in {} (prefix {:?})",
+            toolport::state::without_password(url),
+            config.state.prefix
+        );
+    }
     for line in summary {
         eprintln!("  {line}");
     }

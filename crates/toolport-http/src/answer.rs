@@ -92,6 +92,10 @@ impl PeerChannel for RequestChannel {
             }
         })
     }
+
+    fn can_request(&self) -> bool {
+        self.live.is_some()
+    }
 }
 
 /// The era-specific parts of answering.
@@ -153,6 +157,12 @@ pub(crate) async fn answer(
         },
         None => (None, CancellationToken::new()),
     };
+    // Without a session, the call is found by its principal and id when
+    // the client cancels it (`sessionless.rs`).
+    let running = matches!(answering, Answering::Handshake(None)).then(|| {
+        let owner = principal.as_ref().map(crate::auth::session_owner);
+        state.sessionless.begin(owner, id.clone(), cancel.clone())
+    });
     let outbox = Arc::new(Outbox::new(state.config.stream_buffer));
     let closer = CloseOnDrop(outbox.clone());
     let call = CallContext {
@@ -166,7 +176,10 @@ pub(crate) async fn answer(
         session_id: live.as_ref().map(|l| l.id.clone()),
     };
     let server = state.server.clone();
-    let mut work: Work = Box::pin(async move { server.answer(admitted, call).await });
+    let mut work: Work = Box::pin(async move {
+        let _running = running;
+        server.answer(admitted, call).await
+    });
 
     // Wait for the handler's first message or its answer, whichever comes
     // first; only then is it known whether the answer is JSON (with the status

@@ -37,6 +37,10 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
     }
     let (parts, body) = request.into_parts();
     let headers = RequestHeaders::read(&parts.headers);
+    if let Err(error) = headers.check_single_valued() {
+        tracing::debug!(%error, "request refused");
+        return reply::error(StatusCode::BAD_REQUEST, None, error);
+    }
     if let Err(rejection) = guard::check_origin_and_host(&headers, &state.config) {
         return rejected(&rejection);
     }
@@ -233,7 +237,10 @@ async fn single(
             match handshake_session(state, headers, caller).await {
                 Err(response) => *response,
                 Ok((_, Some(live))) => deliver(&live, Message::Notification(notification)).await,
-                Ok((_, None)) => reply::status(StatusCode::ACCEPTED),
+                Ok((_, None)) => {
+                    state.sessionless.cancel(caller.owner(), &notification);
+                    reply::status(StatusCode::ACCEPTED)
+                }
             }
         }
         Message::Response(_) | Message::Error(_) if header_is_stateless(headers) => {
@@ -371,6 +378,9 @@ impl toolport_rpc::PeerChannel for NoChannel {
         _: std::time::Duration,
     ) -> toolport_rpc::peer::BoxFuture<'_, Result<Box<serde_json::value::RawValue>, toolport_rpc::RpcError>> {
         Box::pin(async { Err(toolport_rpc::RpcError::Closed) })
+    }
+    fn can_request(&self) -> bool {
+        false
     }
 }
 

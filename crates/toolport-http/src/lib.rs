@@ -29,6 +29,8 @@ pub mod auth;
 mod body;
 pub mod config;
 mod endpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod guard;
 pub mod headers;
 mod live;
@@ -37,6 +39,7 @@ pub mod ready;
 mod replicas;
 mod reply;
 mod serve;
+mod sessionless;
 mod sse;
 mod state;
 pub mod store;

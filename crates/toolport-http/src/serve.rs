@@ -287,9 +287,13 @@ impl Connections {
             // and a 2 KB future written there per request across many
             // connections is written to cold cache lines; a heap block the
             // allocator just freed is warm.
-            let answer = Box::pin(route(state.clone(), request));
+            // A panic anywhere on the way is a 500 with -32603 for this
+            // request, not a connection dropped under its other requests.
+            let answer = Box::pin(toolport_rpc::panic::contain("http", route(state.clone(), request)));
             async move {
-                let mut answer = answer.await;
+                let mut answer = answer.await.unwrap_or_else(|panicked| {
+                    crate::reply::error(http::StatusCode::INTERNAL_SERVER_ERROR, None, panicked.error())
+                });
                 // Draining: the client's next request goes to a new connection,
                 // which the load balancer sends to a replica that stays.
                 if state.shutdown.is_cancelled() {

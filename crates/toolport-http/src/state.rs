@@ -39,6 +39,8 @@ pub(crate) struct AppState {
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     /// The other replicas sharing the stores, if any (see [`crate::replicas`]).
     pub(crate) relay: Option<Arc<dyn Relay>>,
+    /// Handshake-era calls running without a session, for their cancellations.
+    pub(crate) sessionless: Arc<crate::sessionless::SessionlessCalls>,
 }
 
 /// The session store, with how many sessions it held when last asked: the
@@ -92,6 +94,7 @@ impl AppState {
             shutdown: CancellationToken::new(),
             auth: None,
             relay: None,
+            sessionless: Arc::default(),
         })
     }
 

@@ -636,7 +636,11 @@ async fn a_running_task_holds_its_place_at_the_gate_and_is_audited() {
         store,
         dir,
         policies,
-        Some(AuditLog::to_writer(Box::new(sink.clone()), AuditKey::generate(), AuditOptions::default())),
+        Some(AuditLog::to_writer(
+            Box::new(sink.clone()),
+            AuditKey::generate(),
+            AuditOptions::default(),
+        )),
     );
     let mut client = Client::connect(&f.server);
     let get = |id: &str| modern(json!({"taskId": id}), with_tasks());

@@ -120,6 +120,7 @@ impl Client {
         method: &'a str,
         params: &Map<String, Value>,
         token: Option<&ProgressToken>,
+        input: Option<&Arc<dyn handler::ClientHandler>>,
     ) -> Outbound<'a> {
         let mut params = params.clone();
         let mut meta = match params.remove("_meta") {
@@ -152,6 +153,7 @@ impl Client {
             method,
             params,
             extra_headers,
+            input: input.cloned(),
         }
     }
 
@@ -199,7 +201,9 @@ impl Client {
                 let outcome = match self.link().await {
                     Err(e) => Err(e),
                     Ok(link) => {
-                        let outcome = link.request(self.outbound(&link, method, params, token)).await;
+                        let outcome = link
+                            .request(self.outbound(&link, method, params, token, options.input.as_ref()))
+                            .await;
                         match &outcome {
                             Err(e) if e.breaks_link() => self.invalidate(&link).await,
                             // The server no longer speaks our version (it was
@@ -273,7 +277,8 @@ impl Client {
             let mut responses = Map::new();
             for (key, input) in asked.input_requests.unwrap_or_default() {
                 let method = input.method();
-                let answer = handler::answer(self.inner.inbound.handler.as_ref(), input)
+                let handler = options.input.as_deref().unwrap_or(self.inner.inbound.handler.as_ref());
+                let answer = handler::answer(handler, input)
                     .await
                     .map_err(|e| ClientError::InputUnavailable(format!("{method} ({key}): {}", e.message)))?;
                 responses.insert(key, answer);

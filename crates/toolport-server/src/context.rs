@@ -75,6 +75,8 @@ pub(crate) struct ContextInner {
     pub(crate) state: Option<Value>,
     /// Every `_meta` key the protocol does not define (trace context, idempotency keys...).
     pub(crate) meta: Arc<Meta>,
+    /// The handshake-era conversation the request belongs to.
+    pub(crate) session: Option<Arc<str>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -121,6 +123,14 @@ impl RequestContext {
         self.inner.principal.as_ref()
     }
 
+    /// The handshake-era conversation this request belongs to: the HTTP
+    /// session id, or `local-N` for a connection of this process (stdio).
+    /// Unique for the life of the process; `None` for 2026-07-28 requests,
+    /// which belong to no session.
+    pub fn session_key(&self) -> Option<&str> {
+        self.inner.session.as_deref()
+    }
+
     /// `_meta` keys of the request that MCP itself does not define.
     pub fn meta(&self) -> &Meta {
         &self.inner.meta
@@ -139,6 +149,11 @@ impl RequestContext {
     /// Resolves when the request is cancelled.
     pub async fn cancelled(&self) {
         self.inner.cancel.cancelled().await
+    }
+
+    /// Whether the client asked for progress (sent a progress token).
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress_token.is_some()
     }
 
     /// Reports progress, if the client asked for it with a progress token.

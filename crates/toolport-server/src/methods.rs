@@ -385,6 +385,7 @@ impl Server {
             responses: continuation.responses.clone(),
             state: continuation.state.clone(),
             meta: scope.meta.clone(),
+            session: session_key(scope),
         })
     }
 
@@ -536,4 +537,15 @@ mod tests {
             }
         }
     }
+}
+
+/// The handshake-era conversation of a request (see `RequestContext::session_key`).
+fn session_key(scope: &Scope) -> Option<Arc<str>> {
+    if scope.version.era() != toolport_protocol::Era::Handshake {
+        return None;
+    }
+    Some(match &scope.call.session_id {
+        Some(id) => Arc::from(id.as_str()),
+        None => Arc::from(format!("local-{}", scope.call.session.serial())),
+    })
 }

@@ -19,6 +19,9 @@ type ClientView = (ProtocolVersion, Arc<ClientCapabilities>, Arc<Implementation>
 /// elsewhere (for example in a shared store) by whoever owns it.
 #[derive(Debug, Default)]
 pub struct Session {
+    /// Tells this conversation from every other one of the process, also
+    /// from one that lives later at the same address.
+    serial: Serial,
     negotiated: OnceLock<Negotiated>,
     /// The client's side of `negotiated`, shared by every request's context.
     client: OnceLock<ClientView>,
@@ -34,7 +37,24 @@ pub struct Session {
     unstored: AtomicUsize,
 }
 
+/// A number no other session of this process has.
+#[derive(Debug)]
+struct Serial(u64);
+
+impl Default for Serial {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Serial(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
 impl Session {
+    /// A number that tells this conversation apart from every other one this
+    /// process had or has.
+    pub fn serial(&self) -> u64 {
+        self.serial.0
+    }
+
     /// A session before `initialize`.
     pub fn new() -> Self {
         Self::default()

@@ -212,6 +212,34 @@ impl ToolBuilder {
     }
 }
 
+impl ToolBuilder {
+    /// A tool whose definition and results belong to someone else, as a
+    /// gateway forwards an upstream's: the definition is served verbatim and
+    /// the arguments go to the handler unchecked (the upstream judges them;
+    /// its schema is never refused because this server's validator dislikes
+    /// it). Only the name is checked.
+    pub fn forwarded<F, Fut>(self, definition: Tool, handler: F) -> ToolEntry
+    where
+        F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let header_params = header_params(&definition.input_schema).unwrap_or_default();
+        ToolEntry {
+            error: validate_name(&definition.name).err(),
+            tool: definition,
+            validator: None,
+            header_params: header_params.into(),
+            metrics: Arc::default(),
+            handler: Arc::new(move |cx, args: &Value| {
+                let handler = handler.clone();
+                let args = args.clone();
+                Box::pin(async move { handler(cx, args).await })
+            }),
+        }
+    }
+}
+
 impl ToolEntry {
     /// Checks a definition once, when it is made: its name, its input schema
     /// (an object schema that compiles) and its `x-mcp-header` annotations.

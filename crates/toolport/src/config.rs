@@ -41,6 +41,11 @@ pub struct Config {
     pub telemetry: TelemetrySection,
     /// The endpoint as an OAuth 2.1 resource server (docs/security.md).
     pub oauth: OAuthSection,
+    /// Gateway-wide settings (docs/gateway.md).
+    pub gateway: toolport_gateway::GatewaySection,
+    /// MCP servers served through this one (`[[upstream]]`, docs/gateway.md);
+    /// with any, `toolport serve` is a gateway instead of the packs server.
+    pub upstream: Vec<toolport_gateway::UpstreamConfig>,
 }
 
 /// OAuth 2.1 resource-server settings; the endpoint is protected when
@@ -423,6 +428,9 @@ impl Config {
     fn validate(&self) -> Result<(), (String, String, String)> {
         let bad = |key: &str, value: String, expected: &str| Err((key.to_owned(), value, expected.to_owned()));
         let quoted = |s: &str| format!("{s:?}");
+        if let Err(e) = toolport_gateway::config::check(&self.gateway, &self.upstream) {
+            return bad("upstream", "(see the message)".into(), &e.0);
+        }
         let h = &self.http;
         if h.bind.parse::<SocketAddr>().is_err() {
             return bad(

@@ -1,6 +1,7 @@
 //! `toolport`: serve MCP, and talk to MCP servers.
 
 mod bench;
+mod gateway;
 mod oauth;
 mod scan;
 mod serve;

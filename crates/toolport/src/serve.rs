@@ -148,6 +148,9 @@ fn init_logs(config: &Config) -> Result<Option<Telemetry>> {
 }
 
 async fn serve(config: Config, demo: bool) -> Result<()> {
+    if !config.upstream.is_empty() {
+        return crate::gateway::serve(config).await;
+    }
     // A bare `toolport serve` serves the packs; `--demo` the demo tools.
     let packs = if demo {
         None
@@ -233,7 +236,7 @@ impl ReadinessCheck for SqlReadiness {
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

@@ -187,6 +187,7 @@ impl Client {
                                 method: subscriptions::LISTEN,
                                 params,
                                 extra_headers: Vec::new(),
+                                input: None,
                             };
                             tokio::select! {
                                 _ = stop.cancelled() => {}

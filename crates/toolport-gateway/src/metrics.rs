@@ -1,0 +1,47 @@
+//! The gateway's Prometheus metrics (through the `metrics` facade, rendered
+//! at `/metrics` when the HTTP transport installs its recorder):
+//!
+//! - `toolport_upstream_up{upstream}`: 1 while the upstream (its shared or
+//!   catalog connection) is up, else 0;
+//! - `toolport_upstream_state{upstream,state}`: 1 for the state it is in
+//!   (`starting`, `up`, `down`, `crash_loop`, `stopped`), 0 for the others;
+//! - `toolport_upstream_restarts_total{upstream}`: restarts after a crash or
+//!   a failed connection;
+//! - `toolport_upstream_pooled{upstream}`: processes of a `per_principal` or
+//!   `per_session` pool;
+//! - `toolport_upstream_scan_findings{upstream}`: the scanner's findings on
+//!   its last listing.
+
+use crate::slot::SlotState;
+
+const STATES: [SlotState; 5] = [
+    SlotState::Starting,
+    SlotState::Up,
+    SlotState::Down,
+    SlotState::CrashLoop,
+    SlotState::Stopped,
+];
+
+pub(crate) fn slot_state(upstream: &str, state: SlotState) {
+    metrics::gauge!("toolport_upstream_up", "upstream" => upstream.to_owned()).set(if state == SlotState::Up {
+        1.0
+    } else {
+        0.0
+    });
+    for s in STATES {
+        metrics::gauge!("toolport_upstream_state", "upstream" => upstream.to_owned(), "state" => s.as_str())
+            .set(if s == state { 1.0 } else { 0.0 });
+    }
+}
+
+pub(crate) fn restarted(upstream: &str) {
+    metrics::counter!("toolport_upstream_restarts_total", "upstream" => upstream.to_owned()).increment(1);
+}
+
+pub(crate) fn pooled(upstream: &str, processes: usize) {
+    metrics::gauge!("toolport_upstream_pooled", "upstream" => upstream.to_owned()).set(processes as f64);
+}
+
+pub(crate) fn scan_findings(upstream: &str, findings: usize) {
+    metrics::gauge!("toolport_upstream_scan_findings", "upstream" => upstream.to_owned()).set(findings as f64);
+}

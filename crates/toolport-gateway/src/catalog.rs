@@ -31,7 +31,7 @@ pub(crate) struct Listing {
 
 impl Listing {
     /// Reads every list the upstream's capabilities say it has.
-    pub(crate) async fn read(instance: &Instance) -> Result<Listing, String> {
+    pub(crate) async fn read(instance: &Instance, with_resources: bool) -> Result<Listing, String> {
         let caps = &instance.server.capabilities;
         let client = &instance.client;
         let mut listing = Listing::default();
@@ -41,7 +41,7 @@ impl Listing {
         if caps.prompts.is_some() {
             listing.prompts = client.list_prompts().await.map_err(|e| format!("prompts/list: {e}"))?;
         }
-        if caps.resources.is_some() {
+        if caps.resources.is_some() && with_resources {
             listing.resources = client
                 .list_resources()
                 .await

@@ -167,6 +167,10 @@ pub struct UpstreamConfig {
     /// handshake) or a protocol version to speak exactly.
     #[serde(default)]
     pub protocol: Option<String>,
+    /// Serve the upstream's resources and templates (under their own URIs).
+    /// `false` for a second upstream that offers the same URIs as another.
+    #[serde(default = "yes")]
+    pub resources: bool,
     /// How long one forwarded request may take, in seconds.
     #[serde(default = "default_timeout")]
     pub timeout_seconds: u64,
@@ -223,6 +227,7 @@ impl UpstreamConfig {
             idle_timeout_seconds: default_idle_timeout(),
             required: true,
             protocol: None,
+            resources: true,
             timeout_seconds: default_timeout(),
             restart: RestartSection::default(),
         }

@@ -120,7 +120,7 @@ impl Gateway {
     /// Reads an upstream's lists and installs them; the problems found.
     async fn refresh(&self, fw: &Arc<Forwarder>, instance: &Instance) -> Vec<CatalogError> {
         let name = fw.pool.config.name.as_str();
-        let listing = match Listing::read(instance).await {
+        let listing = match Listing::read(instance, fw.pool.config.resources).await {
             Ok(listing) => listing,
             Err(why) => {
                 tracing::warn!(target: "toolport::upstream", upstream = %name, "cannot read its lists: {why}");

@@ -17,6 +17,13 @@ use crate::forward::{Forwarder, call_params};
 use crate::pins::Pinning;
 use crate::slot::Instance;
 
+/// The `_meta` key of a served tool that names the upstream it comes from
+/// (`toolport tools` shows it). The upstream's own name for the tool is
+/// under [`UPSTREAM_TOOL_META`].
+pub const UPSTREAM_META: &str = "io.toolport/upstream";
+/// The `_meta` key with the tool's name at its upstream.
+pub const UPSTREAM_TOOL_META: &str = "io.toolport/upstreamTool";
+
 /// The longest tool or prompt name MCP allows.
 pub const MAX_NAME: usize = 128;
 
@@ -116,6 +123,9 @@ impl Catalog {
             }
             let mut served = definition.clone();
             served.name = name.clone();
+            let meta = served.meta.get_or_insert_with(Default::default);
+            meta.insert(UPSTREAM_META.into(), Value::String(upstream.clone()));
+            meta.insert(UPSTREAM_TOOL_META.into(), Value::String(definition.name.clone()));
             let (fw, upstream_name) = (forwarder.clone(), definition.name.clone());
             let entry = tool(&name).forwarded(served, move |cx, args| {
                 let (fw, upstream_name) = (fw.clone(), upstream_name.clone());

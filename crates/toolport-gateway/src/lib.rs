@@ -33,7 +33,7 @@ mod pool;
 mod process;
 mod slot;
 
-pub use catalog::{CatalogError, MAX_NAME};
+pub use catalog::{CatalogError, MAX_NAME, UPSTREAM_META, UPSTREAM_TOOL_META};
 pub use config::{ConfigError, GatewaySection, RestartSection, Secret, Share, UpstreamConfig};
 pub use gateway::{Gateway, GatewayError, UpstreamReport};
 pub use slot::SlotState;

@@ -12,25 +12,15 @@
 //! - `toolport_upstream_scan_findings{upstream}`: the scanner's findings on
 //!   its last listing.
 
-use crate::slot::SlotState;
+/// Every state a slot can be in (`SlotState::as_str`).
+const STATES: [&str; 5] = ["starting", "up", "down", "crash_loop", "stopped"];
 
-const STATES: [SlotState; 5] = [
-    SlotState::Starting,
-    SlotState::Up,
-    SlotState::Down,
-    SlotState::CrashLoop,
-    SlotState::Stopped,
-];
-
-pub(crate) fn slot_state(upstream: &str, state: SlotState) {
-    metrics::gauge!("toolport_upstream_up", "upstream" => upstream.to_owned()).set(if state == SlotState::Up {
-        1.0
-    } else {
-        0.0
-    });
+pub(crate) fn slot_state(upstream: &str, state: &'static str) {
+    let up = if state == "up" { 1.0 } else { 0.0 };
+    metrics::gauge!("toolport_upstream_up", "upstream" => upstream.to_owned()).set(up);
     for s in STATES {
-        metrics::gauge!("toolport_upstream_state", "upstream" => upstream.to_owned(), "state" => s.as_str())
-            .set(if s == state { 1.0 } else { 0.0 });
+        let value = if s == state { 1.0 } else { 0.0 };
+        metrics::gauge!("toolport_upstream_state", "upstream" => upstream.to_owned(), "state" => s).set(value);
     }
 }
 

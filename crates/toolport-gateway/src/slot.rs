@@ -142,7 +142,7 @@ impl Slot {
             crashes,
         });
         if self.key.is_empty() {
-            metrics::slot_state(&self.config.name, state);
+            metrics::slot_state(&self.config.name, state.as_str());
         }
     }
 

@@ -505,6 +505,17 @@ fn resource_not_found(version: ProtocolVersion, uri: &str) -> ErrorObject {
     ErrorObject::new(code, format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
 }
 
+/// The handshake-era conversation of a request (see `RequestContext::session_key`).
+fn session_key(scope: &Scope) -> Option<Arc<str>> {
+    if scope.version.era() != toolport_protocol::Era::Handshake {
+        return None;
+    }
+    Some(match &scope.call.session_id {
+        Some(id) => Arc::from(id.as_str()),
+        None => Arc::from(format!("local-{}", scope.call.session.serial())),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -537,15 +548,4 @@ mod tests {
             }
         }
     }
-}
-
-/// The handshake-era conversation of a request (see `RequestContext::session_key`).
-fn session_key(scope: &Scope) -> Option<Arc<str>> {
-    if scope.version.era() != toolport_protocol::Era::Handshake {
-        return None;
-    }
-    Some(match &scope.call.session_id {
-        Some(id) => Arc::from(id.as_str()),
-        None => Arc::from(format!("local-{}", scope.call.session.serial())),
-    })
 }

@@ -134,11 +134,33 @@ impl ClientCommand {
                 if json {
                     return print_json(&tools);
                 }
-                let rows = tools
-                    .iter()
-                    .map(|t| vec![t.name.clone(), summary(t.description.as_deref().or(t.title.as_deref()))])
-                    .collect();
-                print_table(&["TOOL", "DESCRIPTION"], rows, "no tools");
+                // A Toolport gateway says which upstream serves each tool.
+                let upstream = |t: &toolport_protocol::tools::Tool| {
+                    t.meta
+                        .as_ref()
+                        .and_then(|m| m.get(toolport_gateway::UPSTREAM_META))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                };
+                if tools.iter().any(|t| upstream(t).is_some()) {
+                    let rows = tools
+                        .iter()
+                        .map(|t| {
+                            vec![
+                                t.name.clone(),
+                                upstream(t).unwrap_or_else(|| "-".into()),
+                                summary(t.description.as_deref().or(t.title.as_deref())),
+                            ]
+                        })
+                        .collect();
+                    print_table(&["TOOL", "UPSTREAM", "DESCRIPTION"], rows, "no tools");
+                } else {
+                    let rows = tools
+                        .iter()
+                        .map(|t| vec![t.name.clone(), summary(t.description.as_deref().or(t.title.as_deref()))])
+                        .collect();
+                    print_table(&["TOOL", "DESCRIPTION"], rows, "no tools");
+                }
             }
             ClientCommand::Call { name, args, .. } => {
                 let arguments: Value = serde_json::from_str(args).map_err(|e| {

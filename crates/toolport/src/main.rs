@@ -3,6 +3,7 @@
 mod bench;
 mod gateway;
 mod oauth;
+mod pins;
 mod scan;
 mod serve;
 
@@ -48,6 +49,8 @@ enum Command {
     },
     /// Scan MCP servers' tool definitions for hidden instructions (exit 1 on findings, 2 on errors).
     Scan(scan::ScanArgs),
+    /// The gateway's pinned upstream tool definitions: list them, approve one.
+    Pins(pins::PinsArgs),
     #[command(flatten)]
     Client(toolport::client_cli::ClientCommand),
 }
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => block_on("toolport bench", bench::run(args)),
+        Command::Pins(args) => pins::run(args),
         Command::Scan(args) => {
             let mut findings = false;
             let outcome = block_on("toolport scan", async {

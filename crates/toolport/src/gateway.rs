@@ -61,7 +61,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
     let outcome = bound
         .serve(async move {
-            crate::serve::shutdown_signal().await;
+            crate::signal::shutdown_signal().await;
             eprintln!("toolport: draining; the upstreams stop after the in-flight work");
         })
         .await;

@@ -6,6 +6,7 @@ mod oauth;
 mod pins;
 mod scan;
 mod serve;
+mod signal;
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -177,6 +177,9 @@ pub struct UpstreamConfig {
     /// Restarts of a stdio upstream.
     #[serde(default)]
     pub restart: RestartSection,
+    /// Our policy layers around its calls (`[upstream.limits]`).
+    #[serde(default)]
+    pub limits: crate::policy::UpstreamLimits,
 }
 
 fn default_max_processes() -> usize {
@@ -230,6 +233,7 @@ impl UpstreamConfig {
             resources: true,
             timeout_seconds: default_timeout(),
             restart: RestartSection::default(),
+            limits: crate::policy::UpstreamLimits::default(),
         }
     }
 
@@ -320,6 +324,7 @@ pub fn check(gateway: &GatewaySection, upstreams: &[UpstreamConfig]) -> Result<(
         if up.timeout_seconds == 0 {
             return bad(format!("{at}: timeout_seconds must be at least 1"));
         }
+        crate::policy::check(&at, &up.limits)?;
         if let Some(p) = &up.protocol
             && p != "auto"
             && p.parse::<toolport_protocol::ProtocolVersion>().is_err()

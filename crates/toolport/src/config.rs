@@ -431,6 +431,17 @@ impl Config {
         if let Err(e) = toolport_gateway::config::check(&self.gateway, &self.upstream) {
             return bad("upstream", "(see the message)".into(), &e.0);
         }
+        let scopes = (&self.oauth.tool_scopes, &self.oauth.prompt_scopes);
+        if let Err(e) = toolport_gateway::policy::layers(&self.limits, scopes, &self.gateway, &self.upstream) {
+            return bad("upstream", "(see the message)".into(), &e.0);
+        }
+        if toolport_gateway::policy::wants_scopes(&self.upstream) && self.oauth.issuer.is_none() {
+            return bad(
+                "oauth.issuer",
+                String::new(),
+                "the issuer whose tokens carry the scopes [upstream.limits] asks for",
+            );
+        }
         let h = &self.http;
         if h.bind.parse::<SocketAddr>().is_err() {
             return bad(

@@ -11,9 +11,14 @@ use toolport_server::audit::AuditLog;
 
 /// Starts the upstreams, serves their tools, stops them on shutdown.
 pub(crate) async fn serve(config: Config) -> Result<()> {
+    // `[upstream.limits]` as entries of `[limits]` and `[oauth]`.
+    let scopes = (&config.oauth.tool_scopes, &config.oauth.prompt_scopes);
+    let (limits, scopes) = toolport_gateway::policy::layers(&config.limits, scopes, &config.gateway, &config.upstream)?;
+    let mut oauth = config.oauth.clone();
+    (oauth.tool_scopes, oauth.prompt_scopes) = (scopes.tools, scopes.prompts);
     let mut builder = Server::builder("toolport-gateway", env!("CARGO_PKG_VERSION"))
         .title("Toolport gateway")
-        .policies(config.limits.clone());
+        .policies(limits);
     if let Some(path) = &config.audit.path {
         let audit =
             AuditLog::open(path, config.audit.redact.clone()).with_context(|| format!("audit.path = {path:?}"))?;
@@ -36,9 +41,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     }
     let gateway = Gateway::start(gateway_section, upstreams, &server).await?;
     transport = transport.with_readiness_check(Arc::new(gateway.clone()));
-    if let Some(auth) =
-        crate::oauth::resource_server(&config.oauth, format!("http://{}{path}", config.http.bind)).await?
-    {
+    if let Some(auth) = crate::oauth::resource_server(&oauth, format!("http://{}{path}", config.http.bind)).await? {
         transport = transport.with_authenticator(auth);
     }
     let bound = match transport.bind().await {

@@ -110,17 +110,55 @@ fn pins_quarantine_upstream_tools_until_approved_and_tools_shows_their_upstream(
     );
 }
 
-#[test]
-fn a_bad_upstream_configuration_fails_at_start_up_with_the_key() {
+/// `toolport serve --config` with `text`: its exit status and stderr.
+fn refused(text: &str) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("gateway.toml");
-    std::fs::write(&config, "[[upstream]]\nname = \"a b\"\ncommand = \"x\"\n").unwrap();
+    std::fs::write(&config, text).unwrap();
     let out = Command::new(TOOLPORT)
-        .args(["serve", "--config"])
+        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
         .arg(&config)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("upstream[0]") && err.contains("name must be"), "{err}");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn a_bad_upstream_configuration_fails_at_start_up_with_the_key() {
+    let up = "[[upstream]]\nname = \"fx\"\ncommand = \"x\"\n";
+    let cases = [
+        (
+            "[[upstream]]\nname = \"a b\"\ncommand = \"x\"\n".to_owned(),
+            vec!["upstream[0]", "name must be"],
+        ),
+        (
+            format!("{up}[upstream.limits]\nscopes = [\"files:read\"]\n"),
+            vec!["oauth.issuer", "[upstream.limits]"],
+        ),
+        (
+            format!("{up}[upstream.limits]\nrate = {{ per_second = 0, burst = 1 }}\n"),
+            vec!["upstream[0] (\"fx\")", "limits.rate.per_second"],
+        ),
+        (
+            format!("{up}[upstream.limits.tools.echo]\nmax_concurrent = 0\n"),
+            vec!["limits.tools.echo.max_concurrent"],
+        ),
+        (
+            format!(
+                "[limits.tools.fx__echo]\nmax_concurrent = 2\n\n{up}[upstream.limits.tools.echo]\nmax_concurrent = 1\n"
+            ),
+            vec!["limits.tools.\"fx__echo\"", "keep one of them"],
+        ),
+        (
+            format!("{up}[upstream.limits]\nmax_cuncurrent = 1\n"),
+            vec!["max_cuncurrent"],
+        ),
+    ];
+    for (text, expected) in cases {
+        let (status, err) = refused(&text);
+        assert_eq!(status, Some(2), "{text}\n{err}");
+        for e in expected {
+            assert!(err.contains(e), "{text}\nmissing {e:?} in:\n{err}");
+        }
+    }
 }

@@ -66,11 +66,12 @@ pub struct ResourceServerConfig {
     pub scopes_supported: Vec<String>,
     /// Scopes every request needs, whatever it does.
     pub required_scopes: Vec<String>,
-    /// Scopes a tool needs, by tool name.
+    /// Scopes a tool needs, by tool name or prefix ending in `*` (the
+    /// longest one wins; a gateway's upstream: `files__*`).
     pub tool_scopes: BTreeMap<String, Vec<String>>,
     /// Scopes a resource needs, by URI, URI template, or prefix ending in `*`.
     pub resource_scopes: BTreeMap<String, Vec<String>>,
-    /// Scopes a prompt needs, by prompt name.
+    /// Scopes a prompt needs, by prompt name or prefix ending in `*`.
     pub prompt_scopes: BTreeMap<String, Vec<String>>,
     /// Scopes a tool, resource or prompt not named above needs. Empty: any
     /// authenticated caller may use it.

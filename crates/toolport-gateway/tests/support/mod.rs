@@ -51,6 +51,23 @@ pub async fn start(upstreams: Vec<UpstreamConfig>) -> Running {
 
 pub async fn start_with(section: GatewaySection, upstreams: Vec<UpstreamConfig>, metrics: bool) -> Running {
     let server = Server::builder("gateway-under-test", "1.0.0").build().unwrap();
+    serve(server, section, upstreams, metrics).await
+}
+
+/// The gateway with `limits` (`[limits]`) and the upstreams' own limits
+/// merged in, as `toolport serve` does.
+pub async fn start_limited(limits: toolport_server::policy::PolicyConfig, upstreams: Vec<UpstreamConfig>) -> Running {
+    let section = GatewaySection::default();
+    let empty = Default::default();
+    let (limits, _) = toolport_gateway::policy::layers(&limits, (&empty, &empty), &section, &upstreams).unwrap();
+    let server = Server::builder("gateway-under-test", "1.0.0")
+        .policies(limits)
+        .build()
+        .unwrap();
+    serve(server, section, upstreams, false).await
+}
+
+async fn serve(server: Server, section: GatewaySection, upstreams: Vec<UpstreamConfig>, metrics: bool) -> Running {
     let config = HttpConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
         ..HttpConfig::default()

@@ -1,7 +1,6 @@
 //! Deadlines: a call that runs longer than its tool's deadline (or the
 //! server's) is stopped and answered with -32001 and `data.deadlineMs`.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::json;
@@ -14,13 +13,14 @@ use crate::error::ToolError;
 #[derive(Debug, Clone)]
 pub(crate) struct Deadlines {
     pub(crate) default_ms: u64,
-    pub(crate) per_tool: BTreeMap<String, u64>,
+    /// By tool name or pattern (`prefix*`): the most specific one holds.
+    pub(crate) per_tool: super::ByName<u64>,
 }
 
 impl Deadlines {
     /// The deadline of `tool`, in milliseconds; 0 for none.
     pub(crate) fn of(&self, tool: &str) -> u64 {
-        self.per_tool.get(tool).copied().unwrap_or(self.default_ms)
+        self.per_tool.most_specific(tool).copied().unwrap_or(self.default_ms)
     }
 
     /// Whether any call has a deadline.

@@ -136,7 +136,8 @@ pub struct UpstreamConfig {
     /// The MCP endpoint (Streamable HTTP).
     #[serde(default)]
     pub url: Option<String>,
-    /// A fixed bearer token for the HTTP upstream.
+    /// A fixed bearer token for the HTTP upstream (with `forward_token`:
+    /// for reading its lists only).
     #[serde(default)]
     pub bearer: Option<Secret>,
     /// OAuth client credentials for the HTTP upstream: the client id...
@@ -145,8 +146,11 @@ pub struct UpstreamConfig {
     /// ...and its secret.
     #[serde(default)]
     pub client_secret: Option<Secret>,
-    /// Pass the caller's own token on to this upstream. Off by default: a
-    /// token issued for this gateway is not meant for anyone else.
+    /// Pass the caller's own token on to this upstream with each of the
+    /// caller's calls. Off by default: a token issued for this gateway is not
+    /// meant for anyone else (the upstream must accept tokens issued for the
+    /// gateway). Needs `share = "per_principal"` or `"per_session"`; the
+    /// lists are read with `bearer` or the client credentials if given.
     #[serde(default)]
     pub forward_token: bool,
     /// Who shares one process or upstream session.
@@ -305,17 +309,17 @@ pub fn check(gateway: &GatewaySection, upstreams: &[UpstreamConfig]) -> Result<(
                 }
             }
         }
-        if up.bearer.is_some() && (up.client_id.is_some() || up.forward_token) {
+        if up.bearer.is_some() && up.client_id.is_some() {
             return bad(format!(
-                "{at}: choose one credential: bearer, client_id + client_secret, or forward_token"
+                "{at}: choose one credential of the gateway's own: bearer, or client_id + client_secret"
             ));
         }
         if up.client_id.is_some() != up.client_secret.is_some() {
             return bad(format!("{at}: client_id and client_secret go together"));
         }
-        if up.forward_token {
+        if up.forward_token && up.share == Share::Shared {
             return bad(format!(
-                "{at}: forward_token is not available yet: the caller's token does not leave the HTTP layer (use bearer or client credentials)"
+                "{at}: forward_token needs share = \"per_principal\" or \"per_session\": a shared upstream connection would carry one caller's token for another's calls"
             ));
         }
         if up.max_processes == 0 {

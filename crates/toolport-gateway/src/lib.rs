@@ -23,6 +23,7 @@
 
 mod catalog;
 pub mod config;
+mod credentials;
 mod forward;
 mod gateway;
 mod input;

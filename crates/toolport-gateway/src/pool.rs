@@ -48,7 +48,7 @@ impl Drop for Lease {
 impl Pool {
     pub(crate) fn start(config: Arc<UpstreamConfig>) -> Arc<Pool> {
         let pool = Arc::new(Pool {
-            catalog: Slot::start(config.clone(), String::new()),
+            catalog: Slot::start(config.clone(), String::new(), None),
             config,
             keyed: Mutex::default(),
             next_request: AtomicU64::new(1),
@@ -72,6 +72,16 @@ impl Pool {
     fn slot_for(&self, cx: &RequestContext) -> Result<(Arc<Slot>, bool), ToolError> {
         let (key, one_off) = match self.config.share {
             Share::Shared => return Ok((self.catalog.clone(), false)),
+            // With the caller's own token, a session upstream may be bound to
+            // the token's client too: one slot per subject and client.
+            Share::PerPrincipal if self.config.forward_token => (
+                format!(
+                    "principal:{}\u{1f}{}",
+                    cx.principal().map(|p| p.subject.as_str()).unwrap_or(""),
+                    cx.principal().and_then(|p| p.client_id.as_deref()).unwrap_or("")
+                ),
+                false,
+            ),
             Share::PerPrincipal => (
                 format!("principal:{}", cx.principal().map(|p| p.subject.as_str()).unwrap_or("")),
                 false,
@@ -111,7 +121,7 @@ impl Pool {
                 }
             }
         }
-        let slot = Slot::start(self.config.clone(), key.clone());
+        let slot = Slot::start(self.config.clone(), key.clone(), caller_token(cx));
         keyed.insert(key, slot.clone());
         metrics::pooled(&self.config.name, keyed.len());
         Ok((slot, one_off))
@@ -121,7 +131,17 @@ impl Pool {
     /// slot (a new pooled process) up to the call's timeout; a slot that is
     /// down answers at once.
     pub(crate) async fn lease(&self, cx: &RequestContext, asker: Asker) -> Result<Lease, ToolError> {
+        if self.config.forward_token && caller_token(cx).is_none() {
+            return Err(ToolError::Failed(format!(
+                "upstream {} takes the caller's own token (forward_token), and this request came without one",
+                self.config.name
+            )));
+        }
         let (slot, one_off) = self.slot_for(cx)?;
+        if self.config.forward_token {
+            // The caller's newest token (the slot serves this caller only).
+            slot.caller_token.set(caller_token(cx));
+        }
         slot.in_flight.fetch_add(1, Ordering::Relaxed);
         let active = slot.input.enter(asker);
         let wait = Duration::from_secs(self.config.timeout_seconds);
@@ -156,6 +176,11 @@ impl Pool {
         let all = futures_join(slots.iter().map(|s| s.stopped()));
         let _ = tokio::time::timeout(limit, all).await;
     }
+}
+
+/// The token the caller of `cx` came with, when the authentication layer kept it.
+fn caller_token(cx: &RequestContext) -> Option<toolport_server::Credential> {
+    cx.principal().and_then(|p| p.credential.clone())
 }
 
 async fn futures_join<F: std::future::Future<Output = ()>>(futures: impl Iterator<Item = F>) {

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use toolport_client::{Client, ClientOptions, ServerInfo, StaticToken, VersionPolicy};
+use toolport_client::{Client, ClientOptions, ServerInfo, VersionPolicy};
 
 use crate::config::UpstreamConfig;
+use crate::credentials::{self, CallerToken};
 use crate::input::{SlotHandler, SlotInput};
 use crate::metrics;
 use crate::process::{StderrTail, UpstreamProcess};
@@ -77,11 +78,18 @@ pub(crate) struct Slot {
     last_used: Mutex<Instant>,
     pub(crate) input: Arc<SlotInput>,
     restarts: AtomicU64,
+    /// With `forward_token`: the token of the caller this slot serves.
+    pub(crate) caller_token: Arc<CallerToken>,
 }
 
 impl Slot {
-    /// A slot for `key`, started at once.
-    pub(crate) fn start(config: Arc<UpstreamConfig>, key: String) -> Arc<Slot> {
+    /// A slot for `key`, started at once; `caller_token` is the token of the
+    /// caller it serves (`forward_token`), none for the shared or catalog one.
+    pub(crate) fn start(
+        config: Arc<UpstreamConfig>,
+        key: String,
+        caller_token: Option<toolport_server::Credential>,
+    ) -> Arc<Slot> {
         let status = watch::Sender::new(Status {
             state: SlotState::Starting,
             instance: None,
@@ -97,6 +105,7 @@ impl Slot {
             in_flight: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
             restarts: AtomicU64::new(0),
+            caller_token: Arc::new(CallerToken::new(caller_token)),
         });
         tokio::spawn(supervise(slot.clone()));
         slot
@@ -307,11 +316,15 @@ async fn run_process(slot: &Arc<Slot>) -> Option<String> {
 async fn run_http(slot: &Arc<Slot>) -> Option<String> {
     let config = &slot.config;
     let url = config.url.clone().unwrap_or_default();
-    let mut builder = Client::http(url)
+    let mut builder = Client::http(url.clone())
         .options(slot.options())
         .handler(SlotHandler(slot.input.clone()));
-    if let Some(token) = &config.bearer {
-        builder = builder.auth(StaticToken::new(token.0.clone()));
+    // A slot serving one caller of a `forward_token` upstream speaks with
+    // that caller's token; the rest with the gateway's own, if any.
+    if config.forward_token && !slot.key.is_empty() {
+        builder = builder.auth(slot.caller_token.clone());
+    } else if let Some(own) = credentials::own(config, &url) {
+        builder = builder.auth(own);
     }
     let client = match builder.build() {
         Ok(client) => client,

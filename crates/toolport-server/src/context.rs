@@ -32,6 +32,34 @@ pub struct Principal {
     pub client_id: Option<String>,
     /// The granted scopes.
     pub scopes: Vec<String>,
+    /// The access token itself, only when the authentication layer was
+    /// asked to keep it (a gateway passing it on to an upstream that takes
+    /// the caller's token). Never shown by `Debug`.
+    pub credential: Option<Credential>,
+}
+
+/// An access token a request came with. `Debug` and `Display` never show
+/// it; [`Credential::expose`] is the one way to read it, for the one place
+/// that sends it on.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential(Arc<str>);
+
+impl Credential {
+    /// Keeps `token`.
+    pub fn new(token: &str) -> Self {
+        Credential(Arc::from(token))
+    }
+
+    /// The token, to send it on.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
 }
 
 /// How long a handshake-era request to the client (elicitation, sampling,

@@ -56,7 +56,7 @@ mod tool;
 pub mod uri_template;
 
 pub use admission::{Admitted, Authorizer, Forbidden, Refusal, RoutingHeaders, TransportFacts};
-pub use context::{INPUT_TIMEOUT, Principal, RequestContext};
+pub use context::{Credential, INPUT_TIMEOUT, Principal, RequestContext};
 pub use dispatch::{CallContext, RequestEra, request_era};
 pub use error::{ResourceError, ToolError};
 pub use events::ServerEvent;

@@ -435,6 +435,13 @@ impl Config {
         if let Err(e) = toolport_gateway::policy::layers(&self.limits, scopes, &self.gateway, &self.upstream) {
             return bad("upstream", "(see the message)".into(), &e.0);
         }
+        if self.upstream.iter().any(|u| u.forward_token) && self.oauth.issuer.is_none() {
+            return bad(
+                "oauth.issuer",
+                String::new(),
+                "the issuer of the callers' tokens that forward_token passes on (without [oauth] there are none)",
+            );
+        }
         if toolport_gateway::policy::wants_scopes(&self.upstream) && self.oauth.issuer.is_none() {
             return bad(
                 "oauth.issuer",

@@ -15,6 +15,8 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     let scopes = (&config.oauth.tool_scopes, &config.oauth.prompt_scopes);
     let (limits, scopes) = toolport_gateway::policy::layers(&config.limits, scopes, &config.gateway, &config.upstream)?;
     let mut oauth = config.oauth.clone();
+    // Tokens are kept past authentication only for an upstream that takes them.
+    let keep_token = config.upstream.iter().any(|u| u.forward_token);
     (oauth.tool_scopes, oauth.prompt_scopes) = (scopes.tools, scopes.prompts);
     let mut builder = Server::builder("toolport-gateway", env!("CARGO_PKG_VERSION"))
         .title("Toolport gateway")
@@ -41,7 +43,9 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     }
     let gateway = Gateway::start(gateway_section, upstreams, &server).await?;
     transport = transport.with_readiness_check(Arc::new(gateway.clone()));
-    if let Some(auth) = crate::oauth::resource_server(&oauth, format!("http://{}{path}", config.http.bind)).await? {
+    if let Some(auth) =
+        crate::oauth::resource_server_keeping(&oauth, format!("http://{}{path}", config.http.bind), keep_token).await?
+    {
         transport = transport.with_authenticator(auth);
     }
     let bound = match transport.bind().await {

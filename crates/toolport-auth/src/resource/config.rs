@@ -98,6 +98,12 @@ pub struct ResourceServerConfig {
     pub require_at_jwt: bool,
     /// A human-readable name for the metadata document.
     pub resource_name: Option<String>,
+    /// Keep each request's access token in its [`Principal`]'s
+    /// `credential`, for a gateway that passes it on (`forward_token`).
+    /// Off by default: handlers never see tokens.
+    ///
+    /// [`Principal`]: toolport_server::Principal
+    pub keep_token: bool,
 }
 
 impl ResourceServerConfig {
@@ -125,6 +131,7 @@ impl ResourceServerConfig {
             introspection_cache_ttl: Duration::from_secs(30),
             require_at_jwt: false,
             resource_name: None,
+            keep_token: false,
         }
     }
 

@@ -103,17 +103,52 @@ async fn serve(server: Server, section: GatewaySection, upstreams: Vec<UpstreamC
 
 /// A Toolport client of the gateway in `version`'s era (None: 2026-07-28 by discovery).
 pub async fn client(url: &str, version: Option<ProtocolVersion>) -> Client {
+    client_with(url, version, None).await
+}
+
+/// [`client`], sending `token` as its bearer token.
+pub async fn client_with(url: &str, version: Option<ProtocolVersion>, token: Option<&str>) -> Client {
     let options = ClientOptions {
         version: version.map_or(VersionPolicy::Auto, VersionPolicy::Pinned),
         request_timeout: Duration::from_secs(30),
         ..ClientOptions::default()
     };
-    Client::http(url)
-        .options(options)
-        .handler(Canned::default())
-        .connect()
-        .await
-        .expect("connects to the gateway")
+    let mut builder = Client::http(url).options(options).handler(Canned::default());
+    if let Some(token) = token {
+        builder = builder.auth(toolport_client::StaticToken::new(token));
+    }
+    builder.connect().await.expect("connects to the gateway")
+}
+
+/// Every log line of the test binary from now on, at TRACE (once per binary).
+#[derive(Clone, Default)]
+pub struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Captured {
+    pub fn start() -> Captured {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .init();
+        captured
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    }
+}
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 pub fn text(result: &toolport_protocol::tools::CallToolResult) -> String {

@@ -215,6 +215,14 @@ impl Catalog {
         remove_gone(server, &before, &Installed::default());
     }
 
+    /// Whether `upstream` offers the resource `uri` (one of its resources,
+    /// or a URI one of its templates matches).
+    pub(crate) fn offers(&self, upstream: &str, uri: &str) -> bool {
+        self.lock()
+            .get(upstream)
+            .is_some_and(|i| crate::subscriptions::offered(uri, &i.resources, &i.templates))
+    }
+
     /// The upstream a served tool name belongs to.
     pub(crate) fn upstream_of_tool(&self, name: &str) -> Option<String> {
         self.lock()

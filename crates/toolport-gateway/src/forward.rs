@@ -8,13 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
-use toolport_client::{CallOptions, ClientError, Progress};
+use toolport_client::{CallOptions, ClientError};
 use toolport_protocol::Era;
 use toolport_server::{RequestContext, ToolError};
 
 use crate::input::{Asker, CallInput};
-use crate::park::{self, Parking, ParkingLot};
+use crate::park::{self, Parking, ParkingLot, Sinks, relay_log};
 use crate::pool::{Lease, Pool};
 
 /// One upstream's requests, as the registered entries make them.
@@ -48,12 +47,12 @@ impl Forwarder {
             return self.forward_stateless(cx, method, params).await;
         }
         let lease = self.pool.lease(cx, Asker::Session(cx.clone())).await?;
-        let (progress, mut updates) = mpsc::unbounded_channel();
+        let (sinks, (mut updates, mut logs)) = Sinks::new();
         let call = send(
             &lease,
             self.name(),
             cx.wants_progress(),
-            progress,
+            sinks,
             Asker::Session(cx.clone()),
             method,
             params,
@@ -61,8 +60,15 @@ impl Forwarder {
         tokio::pin!(call);
         loop {
             tokio::select! {
-                outcome = &mut call => return outcome,
+                outcome = &mut call => {
+                    // What came on the call's stream before its answer goes first.
+                    while let Ok(log) = logs.try_recv() {
+                        relay_log(cx, log).await;
+                    }
+                    return outcome;
+                }
                 Some(p) = updates.recv() => cx.progress(p.progress, p.total, p.message).await,
+                Some(log) = logs.recv() => relay_log(cx, log).await,
                 // Dropping the call cancels it upstream.
                 _ = cx.cancelled() => return Err(ToolError::Cancelled),
             }
@@ -86,12 +92,12 @@ impl Forwarder {
         let wants_progress = cx.wants_progress();
         let name = self.name().to_owned();
         let held = lease.clone();
-        let running = park::spawn_with(Box::new(held), qtx, move |progress| async move {
+        let running = park::spawn_with(Box::new(held), qtx, move |sinks| async move {
             send(
                 &lease,
                 &name,
                 wants_progress,
-                progress,
+                sinks,
                 Asker::Parked(parking),
                 method,
                 params,
@@ -113,16 +119,16 @@ async fn send(
     lease: &Lease,
     upstream: &str,
     wants_progress: bool,
-    progress: mpsc::UnboundedSender<Progress>,
+    sinks: Sinks,
     asker: Asker,
     method: &str,
     params: Value,
 ) -> Result<Value, ToolError> {
     let mut options = CallOptions::default()
         .timeout(Duration::from_secs(lease.slot.config.timeout_seconds))
-        .input(Arc::new(CallInput::new(upstream, asker)));
+        .input(Arc::new(CallInput::new(upstream, asker, sinks.logs)));
     if wants_progress {
-        options = options.progress(progress);
+        options = options.progress(sinks.progress);
     }
     lease
         .instance

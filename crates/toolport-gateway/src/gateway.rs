@@ -15,6 +15,7 @@ use crate::metrics;
 use crate::pins::{self, Pinning};
 use crate::pool::Pool;
 use crate::slot::{Instance, SlotState};
+use crate::subscriptions::Subscriptions;
 
 /// Why the gateway did not start.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +64,7 @@ struct Inner {
     catalog: Catalog,
     pins: Option<Pinning>,
     stop: CancellationToken,
+    subscriptions: Subscriptions,
 }
 
 impl Gateway {
@@ -89,6 +91,7 @@ impl Gateway {
                 catalog: Catalog::default(),
                 pins,
                 stop: CancellationToken::new(),
+                subscriptions: Subscriptions::default(),
             }),
         };
         let limit = Duration::from_secs(gateway.inner.section.start_timeout_seconds);
@@ -113,6 +116,13 @@ impl Gateway {
         }
         if gateway.inner.pins.is_some() {
             tokio::spawn(watch_pins(gateway.clone()));
+        }
+        match server.subscription_demand() {
+            Some(demand) => {
+                tokio::spawn(follow_demand(gateway.clone(), demand));
+            }
+            None => tracing::warn!(target: "toolport::upstream",
+                "another part of this server follows its subscriptions: downstream subscriptions are not made upstream"),
         }
         Ok(gateway)
     }
@@ -143,10 +153,21 @@ impl Gateway {
             &listing,
             self.inner.pins.as_ref(),
         );
+        self.sync_subscriptions(fw, instance).await;
         tracing::info!(target: "toolport::upstream", upstream = %name,
             tools = listing.tools.len(), prompts = listing.prompts.len(), resources = listing.resources.len(),
             templates = listing.templates.len(), version = %instance.server.protocol_version, "listing installed");
         problems
+    }
+
+    /// Subscribes `fw`'s upstream to the wanted resources it offers (and
+    /// unsubscribes it from the rest).
+    async fn sync_subscriptions(&self, fw: &Arc<Forwarder>, instance: &Instance) {
+        let (catalog, name) = (&self.inner.catalog, fw.pool.config.name.as_str());
+        self.inner
+            .subscriptions
+            .sync(fw, instance, |uri| catalog.offers(name, uri))
+            .await;
     }
 
     /// Every upstream's state, for `/ready`, logs and tests.
@@ -250,6 +271,29 @@ async fn on_event(gateway: &Gateway, fw: &Arc<Forwarder>, event: ClientEvent) {
             tracing::info!(target: "toolport::upstream", upstream = %name, level = ?log.level, logger = ?log.logger, data = %log.data, "upstream log")
         }
         _ => {}
+    }
+}
+
+/// Follows the server's subscription demand: each change is made upstream.
+async fn follow_demand(
+    gateway: Gateway,
+    mut demand: tokio::sync::mpsc::UnboundedReceiver<toolport_server::DemandChange>,
+) {
+    loop {
+        let change = tokio::select! {
+            _ = gateway.inner.stop.cancelled() => return,
+            change = demand.recv() => change,
+        };
+        let Some(change) = change else { return };
+        match &change {
+            toolport_server::DemandChange::Wanted(uri) => gateway.inner.subscriptions.want(uri, true),
+            toolport_server::DemandChange::Unwanted(uri) => gateway.inner.subscriptions.want(uri, false),
+        }
+        for fw in &gateway.inner.upstreams {
+            if let Some(instance) = fw.pool.catalog.status().instance {
+                gateway.sync_subscriptions(fw, &instance).await;
+            }
+        }
     }
 }
 

@@ -75,18 +75,25 @@ fn offered() -> ClientCapabilities {
     client_handler::capabilities(true, true, true)
 }
 
-/// Answers the questions of one forwarded call.
+/// Answers the questions of one forwarded call, and takes the log messages
+/// the upstream sent on its stream, for its caller.
 #[derive(Debug)]
 pub(crate) struct CallInput {
     upstream: String,
     asker: Asker,
+    logs: tokio::sync::mpsc::UnboundedSender<crate::park::LogMessage>,
 }
 
 impl CallInput {
-    pub(crate) fn new(upstream: &str, asker: Asker) -> Self {
+    pub(crate) fn new(
+        upstream: &str,
+        asker: Asker,
+        logs: tokio::sync::mpsc::UnboundedSender<crate::park::LogMessage>,
+    ) -> Self {
         CallInput {
             upstream: upstream.to_owned(),
             asker,
+            logs,
         }
     }
 }
@@ -106,6 +113,11 @@ impl ClientHandler for CallInput {
 
     fn roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
         Box::pin(async move { typed(self.asker.ask(&self.upstream, InputRequest::ListRoots(None)).await) })
+    }
+
+    fn call_log(&self, message: &crate::park::LogMessage) -> bool {
+        // The call is over when nobody drains them: the gateway's log, then.
+        self.logs.send(message.clone()).is_ok()
     }
 }
 

@@ -34,6 +34,7 @@ pub mod policy;
 mod pool;
 mod process;
 mod slot;
+mod subscriptions;
 
 pub use catalog::{CatalogError, MAX_NAME, UPSTREAM_META, UPSTREAM_TOOL_META};
 pub use config::{ConfigError, GatewaySection, RestartSection, Secret, Share, UpstreamConfig};

@@ -59,6 +59,8 @@ pub(crate) struct Running<T> {
     pub(crate) done: oneshot::Receiver<Result<T, ToolError>>,
     pub(crate) questions: mpsc::Receiver<Question>,
     pub(crate) progress: mpsc::UnboundedReceiver<toolport_client::Progress>,
+    /// The upstream's log messages on the call's own stream.
+    pub(crate) logs: mpsc::UnboundedReceiver<LogMessage>,
     /// Stops the call's task when the call is given up.
     pub(crate) _abort: AbortOnDrop,
     /// Keeps whatever the call holds (its lease) as long as it runs.
@@ -75,21 +77,50 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// An upstream's log message.
+pub(crate) type LogMessage = toolport_protocol::logging::LoggingMessageNotificationParams;
+
+/// Where a forwarded call's progress and log messages go, for its caller.
+#[derive(Debug, Clone)]
+pub(crate) struct Sinks {
+    pub(crate) progress: mpsc::UnboundedSender<toolport_client::Progress>,
+    pub(crate) logs: mpsc::UnboundedSender<LogMessage>,
+}
+
+/// The receiving ends of [`Sinks`].
+pub(crate) type Drains = (
+    mpsc::UnboundedReceiver<toolport_client::Progress>,
+    mpsc::UnboundedReceiver<LogMessage>,
+);
+
+impl Sinks {
+    pub(crate) fn new() -> (Sinks, Drains) {
+        let (progress, progress_rx) = mpsc::unbounded_channel();
+        let (logs, logs_rx) = mpsc::unbounded_channel();
+        (Sinks { progress, logs }, (progress_rx, logs_rx))
+    }
+}
+
+/// Passes one log message of the upstream on to the caller of `cx`.
+pub(crate) async fn relay_log(cx: &RequestContext, log: LogMessage) {
+    cx.log(log.level, log.logger.as_deref(), log.data).await;
+}
+
 /// Starts a call that can be parked: its questions arrive on `questions`
-/// (the receiver of its [`Parking`]); `start` gets a progress sink and
+/// (the receiver of its [`Parking`]); `start` gets the call's sinks and
 /// returns the call's future.
 pub(crate) fn spawn_with<T, F>(
     held: Box<dyn std::any::Any + Send>,
     questions: mpsc::Receiver<Question>,
-    start: impl FnOnce(mpsc::UnboundedSender<toolport_client::Progress>) -> F,
+    start: impl FnOnce(Sinks) -> F,
 ) -> Running<T>
 where
     T: Send + 'static,
     F: std::future::Future<Output = Result<T, ToolError>> + Send + 'static,
 {
-    let (ptx, progress) = mpsc::unbounded_channel();
+    let (sinks, (progress, logs)) = Sinks::new();
     let (dtx, done) = oneshot::channel();
-    let call = start(ptx);
+    let call = start(sinks);
     let task = tokio::spawn(async move {
         let _ = dtx.send(call.await);
     });
@@ -97,6 +128,7 @@ where
         done,
         questions,
         progress,
+        logs,
         _abort: AbortOnDrop(task.abort_handle()),
         _held: held,
     }
@@ -178,12 +210,17 @@ impl<T: Send + 'static> ParkingLot<T> {
         loop {
             tokio::select! {
                 done = &mut running.done => {
+                    // What came on the call's stream before its answer goes first.
+                    while let Ok(log) = running.logs.try_recv() {
+                        relay_log(cx, log).await;
+                    }
                     return done.unwrap_or_else(|_| Err(ToolError::Failed("the forwarded call stopped unexpectedly".into())));
                 }
                 Some((question, answer)) = running.questions.recv() => {
                     return Err(self.park(running, question, answer));
                 }
                 Some(p) = running.progress.recv() => cx.progress(p.progress, p.total, p.message).await,
+                Some(log) = running.logs.recv() => relay_log(cx, log).await,
                 _ = cx.cancelled() => return Err(ToolError::Cancelled),
             }
         }

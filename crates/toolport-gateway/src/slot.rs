@@ -291,6 +291,7 @@ async fn run_process(slot: &Arc<Slot>) -> Option<String> {
             return Some(format!("the MCP opening failed: {e}{}", stderr_hint(&tail)));
         }
     };
+    ask_for_logs(&client, &server).await;
     let instance = Arc::new(Instance {
         client: client.clone(),
         server,
@@ -336,6 +337,7 @@ async fn run_http(slot: &Arc<Slot>) -> Option<String> {
     };
     match opened {
         Ok(server) => {
+            ask_for_logs(&client, &server).await;
             let instance = Arc::new(Instance {
                 client: client.clone(),
                 server,
@@ -350,6 +352,17 @@ async fn run_http(slot: &Arc<Slot>) -> Option<String> {
             client.close().await;
             Some(format!("cannot connect: {e}"))
         }
+    }
+}
+
+/// A 2026-07-28 upstream sends log messages only to requests that ask for
+/// them: every request asks for all (each caller's own level filters them
+/// on the way back). A handshake-era upstream sends them without asking.
+async fn ask_for_logs(client: &Client, server: &ServerInfo) {
+    if server.era() == toolport_protocol::Era::Stateless && server.capabilities.logging.is_some() {
+        let _ = client
+            .set_log_level(toolport_protocol::logging::LoggingLevel::Debug)
+            .await;
     }
 }
 

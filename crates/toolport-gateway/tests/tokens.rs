@@ -10,8 +10,9 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
+
+use support::{loopback, serve_http};
 
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
@@ -19,7 +20,7 @@ use serde_json::json;
 use toolport_auth::resource::{JwksSource, ResourceServer, ResourceServerConfig};
 use toolport_client::{Client, ClientError};
 use toolport_gateway::{Gateway, GatewaySection, Share, UpstreamConfig, UpstreamLimits};
-use toolport_http::{HttpConfig, HttpServer};
+use toolport_http::HttpServer;
 use toolport_protocol::ProtocolVersion;
 use toolport_server::{NoArgs, Server, tool};
 
@@ -52,20 +53,6 @@ fn resource_server(keep_token: bool, tweak: impl FnOnce(&mut ResourceServerConfi
     Arc::new(ResourceServer::new(config).unwrap())
 }
 
-fn loopback() -> HttpConfig {
-    HttpConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        ..HttpConfig::default()
-    }
-}
-
-async fn serve(http: HttpServer) -> SocketAddr {
-    let bound = http.bind().await.unwrap();
-    let addr = bound.local_addr();
-    tokio::spawn(bound.serve(std::future::pending()));
-    addr
-}
-
 /// The upstream: `whoami` answers with the subject of the token it got.
 async fn upstream() -> String {
     let server = Server::builder("protected-upstream", "1.0.0")
@@ -76,8 +63,7 @@ async fn upstream() -> String {
         )
         .build()
         .unwrap();
-    let addr = serve(HttpServer::new(server, loopback()).with_authenticator(resource_server(false, |_| {}))).await;
-    format!("http://{addr}/mcp")
+    serve_http(HttpServer::new(server, loopback()).with_authenticator(resource_server(false, |_| {}))).await
 }
 
 /// Every log line of this test binary, at TRACE.
@@ -114,8 +100,7 @@ async fn the_callers_token_travels_to_the_upstream_and_never_into_a_log() {
     let server = Server::builder("gateway", "1.0.0").build().unwrap();
     let gateway = Gateway::start(section, vec![up.clone()], &server).await.unwrap();
     let auth = resource_server(true, |c| c.tool_scopes = scopes.tools.clone());
-    let gw = serve(HttpServer::new(server, loopback()).with_authenticator(auth)).await;
-    let url = format!("http://{gw}/mcp");
+    let url = serve_http(HttpServer::new(server, loopback()).with_authenticator(auth)).await;
 
     for version in [Some(ProtocolVersion::V2025_11_25), None] {
         let a = support::client_with(&url, version, Some(&alice)).await;
@@ -148,7 +133,7 @@ async fn the_callers_token_travels_to_the_upstream_and_never_into_a_log() {
     let open_gateway = Gateway::start(GatewaySection::default(), vec![up], &open)
         .await
         .unwrap();
-    let open_url = format!("http://{}/mcp", serve(HttpServer::new(open, loopback())).await);
+    let open_url = serve_http(HttpServer::new(open, loopback())).await;
     let anonymous = Client::http(&open_url).connect().await.unwrap();
     let refused = anonymous.call_tool("up__whoami", json!({})).await.unwrap();
     assert_eq!(refused.is_error, Some(true));

@@ -35,6 +35,9 @@ pub struct Session {
     /// Changes passed on and not yet reported stored: while there are any,
     /// the local settings are newer than the store's.
     unstored: AtomicUsize,
+    /// This session counted among the followers of what it subscribed to,
+    /// until it unsubscribes or ends (the server's subscription demand).
+    tickets: Mutex<std::collections::BTreeMap<String, crate::demand::Ticket>>,
 }
 
 /// A number no other session of this process has.
@@ -181,6 +184,20 @@ impl Session {
         let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
         subscriptions.remove(uri);
         self.announce(SettingsChange::Unsubscribed(uri.to_owned()));
+    }
+
+    /// Counts the session among `uri`'s followers until it unsubscribes or
+    /// ends (`ticket` none: it no longer follows `uri`).
+    pub(crate) fn hold_ticket(&self, uri: &str, ticket: Option<crate::demand::Ticket>) {
+        let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+        match ticket {
+            Some(ticket) => {
+                tickets.entry(uri.to_owned()).or_insert(ticket);
+            }
+            None => {
+                tickets.remove(uri);
+            }
+        }
     }
 
     /// Whether the session follows this resource.

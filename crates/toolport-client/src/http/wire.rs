@@ -302,6 +302,17 @@ impl HttpWire {
                 let (wire, input) = (self.clone(), input.clone());
                 tokio::spawn(async move { wire.answer_server(request, Some(input)).await });
             }
+            // A log message on a call's own stream is that call's.
+            (Message::Notification(n), Some(input)) if n.method == toolport_protocol::logging::MESSAGE => {
+                let taken = n
+                    .params
+                    .as_ref()
+                    .and_then(|p| serde_json::from_value(p.clone()).ok())
+                    .is_some_and(|params| input.call_log(&params));
+                if !taken {
+                    self.dispatch(Message::Notification(n), true);
+                }
+            }
             (message, _) => self.dispatch(message, true),
         }
     }

@@ -4,7 +4,7 @@
 //!
 //! Tools: `echo {text}`, `count` (a counter of this process), `pid`,
 //! `sleep {ms}` (progress every 10 ms when asked), `ask` (elicits a name),
-//! `exit {code}`. With `FIXTURE_EXIT_AT_START=N` it exits with N at once;
+//! `log {text}` (a log message "fixture says TEXT"), `exit {code}`. With `FIXTURE_EXIT_AT_START=N` it exits with N at once;
 //! with `FIXTURE_RESOURCE=URI` it offers a resource at that URI.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use toolport_protocol::content::ResourceContents;
 use toolport_protocol::elicitation::ElicitRequestParams;
+use toolport_protocol::logging::LoggingLevel;
 use toolport_protocol::resources::Resource;
 use toolport_protocol::tools::{CallToolResult, Tool};
 use toolport_server::{ResourceEntry, Server, ToolError, tool};
@@ -86,6 +87,14 @@ async fn main() {
                 name.as_str().unwrap_or("nobody")
             )))
         }))
+        .tool(tool("log").raw(
+            definition("log", json!({"text": {"type": "string"}})),
+            |cx, args: Value| async move {
+                let said = format!("fixture says {}", args["text"].as_str().unwrap_or_default());
+                cx.log(LoggingLevel::Info, Some("fixture"), said).await;
+                Ok(CallToolResult::text("logged"))
+            },
+        ))
         .tool(tool("exit").raw(
             definition("exit", json!({"code": {"type": "integer"}})),
             |_cx, args: Value| async move {

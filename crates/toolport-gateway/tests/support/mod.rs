@@ -120,20 +120,40 @@ pub async fn client_with(url: &str, version: Option<ProtocolVersion>, token: Opt
     builder.connect().await.expect("connects to the gateway")
 }
 
+/// The HTTP settings of a server on a free loopback port.
+pub fn loopback() -> HttpConfig {
+    HttpConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..HttpConfig::default()
+    }
+}
+
+/// Serves `http` until the test ends; its MCP endpoint's URL.
+pub async fn serve_http(http: HttpServer) -> String {
+    let bound = http.bind().await.unwrap();
+    let url = format!("http://{}/mcp", bound.local_addr());
+    tokio::spawn(bound.serve(std::future::pending()));
+    url
+}
+
 /// Every log line of the test binary from now on, at TRACE (once per binary).
 #[derive(Clone, Default)]
 pub struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl Captured {
     pub fn start() -> Captured {
-        let captured = Captured::default();
-        let writer = captured.clone();
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .init();
-        captured
+        static ONCE: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+        ONCE.get_or_init(|| {
+            let captured = Captured::default();
+            let writer = captured.clone();
+            tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::TRACE)
+                .with_ansi(false)
+                .with_writer(move || writer.clone())
+                .init();
+            captured
+        })
+        .clone()
     }
 
     pub fn text(&self) -> String {

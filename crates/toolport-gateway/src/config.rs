@@ -183,7 +183,7 @@ pub struct UpstreamConfig {
     pub restart: RestartSection,
     /// Our policy layers around its calls (`[upstream.limits]`).
     #[serde(default)]
-    pub limits: crate::policy::UpstreamLimits,
+    pub limits: crate::limits::UpstreamLimits,
 }
 
 fn default_max_processes() -> usize {
@@ -237,7 +237,7 @@ impl UpstreamConfig {
             resources: true,
             timeout_seconds: default_timeout(),
             restart: RestartSection::default(),
-            limits: crate::policy::UpstreamLimits::default(),
+            limits: crate::limits::UpstreamLimits::default(),
         }
     }
 
@@ -328,7 +328,7 @@ pub fn check(gateway: &GatewaySection, upstreams: &[UpstreamConfig]) -> Result<(
         if up.timeout_seconds == 0 {
             return bad(format!("{at}: timeout_seconds must be at least 1"));
         }
-        crate::policy::check(&at, &up.limits)?;
+        crate::limits::check(&at, &up.limits).map_err(ConfigError)?;
         if let Some(p) = &up.protocol
             && p != "auto"
             && p.parse::<toolport_protocol::ProtocolVersion>().is_err()

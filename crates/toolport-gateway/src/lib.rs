@@ -27,6 +27,7 @@ mod credentials;
 mod forward;
 mod gateway;
 mod input;
+mod limits;
 mod metrics;
 mod park;
 pub mod pins;

@@ -11,100 +11,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-use toolport_server::policy::{PolicyConfig, RateConfig, ToolPolicyConfig};
+use toolport_server::policy::PolicyConfig;
 
 use crate::config::{ConfigError, GatewaySection, UpstreamConfig};
-
-/// The limits of one upstream (`[upstream.limits]`): for all its tools
-/// together, and per tool under `[upstream.limits.tools.NAME]`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct UpstreamLimits {
-    /// Calls of its tools running at once, all of them together.
-    pub max_concurrent: Option<usize>,
-    /// How long a call of one of its tools may run, in milliseconds, unless
-    /// the tool has a deadline of its own.
-    pub deadline_ms: Option<u64>,
-    /// Calls of its tools per second, all tools and callers together.
-    pub rate: Option<RateConfig>,
-    /// Scopes a caller's token needs for its tools and prompts (needs
-    /// `[oauth]`). Its resources keep their URIs: `[oauth] resource_scopes`
-    /// covers them.
-    pub scopes: Vec<String>,
-    /// Per tool, by the upstream's own name for it; a name ending in `*` is
-    /// a prefix of such names.
-    pub tools: BTreeMap<String, ToolLimits>,
-}
-
-/// The limits of one upstream tool (`[upstream.limits.tools.NAME]`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ToolLimits {
-    /// Its calls running at once.
-    pub max_concurrent: Option<usize>,
-    /// How long one of its calls may run, in milliseconds.
-    pub deadline_ms: Option<u64>,
-    /// Its calls per second, all callers together.
-    pub rate: Option<RateConfig>,
-    /// Scopes a caller's token needs to call it (instead of the upstream's).
-    pub scopes: Vec<String>,
-}
-
-impl UpstreamLimits {
-    fn whole(&self) -> ToolPolicyConfig {
-        ToolPolicyConfig {
-            max_concurrent: self.max_concurrent,
-            deadline_ms: self.deadline_ms,
-            rate: self.rate.clone(),
-        }
-    }
-
-    fn is_policy_empty(policy: &ToolPolicyConfig) -> bool {
-        *policy == ToolPolicyConfig::default()
-    }
-}
-
-impl ToolLimits {
-    fn policy(&self) -> ToolPolicyConfig {
-        ToolPolicyConfig {
-            max_concurrent: self.max_concurrent,
-            deadline_ms: self.deadline_ms,
-            rate: self.rate.clone(),
-        }
-    }
-}
-
-/// Checks one upstream's limits; `at` names the upstream in messages.
-pub(crate) fn check(at: &str, limits: &UpstreamLimits) -> Result<(), ConfigError> {
-    // The server's own checks, with the whole upstream as the pattern `*`.
-    let mut policy = PolicyConfig::none();
-    policy.tools.insert("*".into(), limits.whole());
-    for (name, tool) in &limits.tools {
-        policy.tools.insert(name.clone(), tool.policy());
-    }
-    if let Err(e) = policy.validate("limits") {
-        let key = e.key.replace("limits.tools.*.", "limits.");
-        return Err(ConfigError(format!(
-            "{at}: {key} = {}: expected {}",
-            e.value, e.expected
-        )));
-    }
-    let scopes = std::iter::once(("limits.scopes".to_owned(), &limits.scopes)).chain(
-        limits
-            .tools
-            .iter()
-            .map(|(name, t)| (format!("limits.tools.{name}.scopes"), &t.scopes)),
-    );
-    for (key, list) in scopes {
-        if list.iter().any(|s| s.is_empty() || s.contains(char::is_whitespace)) {
-            return Err(ConfigError(format!(
-                "{at}: {key} = {list:?}: expected scope names without spaces"
-            )));
-        }
-    }
-    Ok(())
-}
+pub use crate::limits::{ToolLimits, UpstreamLimits};
 
 /// Whether any upstream asks for scopes (which need `[oauth]`).
 pub fn wants_scopes(upstreams: &[UpstreamConfig]) -> bool {
@@ -215,6 +125,8 @@ pub fn layers(
 
 #[cfg(test)]
 mod tests {
+    use toolport_server::policy::ToolPolicyConfig;
+
     use super::*;
 
     fn upstream() -> UpstreamConfig {
@@ -251,26 +163,5 @@ mod tests {
             .insert("files__write_file".into(), ToolPolicyConfig::default());
         let err = merged_limits(&by_hand, &section, &[upstream()]).unwrap_err();
         assert!(err.0.contains("keep one of them"), "{err}");
-    }
-
-    #[test]
-    fn bad_limits_name_the_upstream_and_the_key() {
-        let mut up = upstream();
-        up.limits.rate = Some(RateConfig {
-            per_second: 0.0,
-            burst: 1,
-        });
-        let err = check("upstream[0] (\"files\")", &up.limits).unwrap_err().0;
-        assert!(err.contains("limits.rate.per_second"), "{err}");
-        let mut up = upstream();
-        up.limits.tools.get_mut("write_file").unwrap().max_concurrent = Some(0);
-        let err = check("u", &up.limits).unwrap_err().0;
-        assert!(err.contains("limits.tools.write_file.max_concurrent"), "{err}");
-        let mut up = upstream();
-        up.limits.scopes = vec!["a b".into()];
-        assert!(check("u", &up.limits).unwrap_err().0.contains("without spaces"));
-        let mut up = upstream();
-        up.limits.tools.insert("a*b".into(), ToolLimits::default());
-        assert!(check("u", &up.limits).unwrap_err().0.contains("pattern"));
     }
 }

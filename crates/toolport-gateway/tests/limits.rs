@@ -47,36 +47,52 @@ async fn an_upstreams_limits_hold_for_all_its_tools_and_each_tool() {
         ..PolicyConfig::default()
     };
     let gw = start_limited(base, vec![limited, timed, fixture("free")]).await;
-    let c = client(&gw.url, Some(ProtocolVersion::V2025_11_25)).await;
+    // Refusals are shown as they come: this client does not try again.
+    let options = toolport_client::ClientOptions {
+        version: toolport_client::VersionPolicy::Pinned(ProtocolVersion::V2025_11_25),
+        backoff: toolport_client::Backoff {
+            max_attempts: 1,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let c = toolport_client::Client::http(&gw.url)
+        .options(options)
+        .connect()
+        .await
+        .unwrap();
 
-    // The upstream's deadline: the upstream call is stopped with -32001 and
-    // `data.deadlineMs`; a tool's own deadline beats it.
+    // The upstream's deadline: the upstream call is stopped, and the caller
+    // told so (a retryable `deadline_exceeded`); a tool's own deadline beats it.
     let started = Instant::now();
-    match c.call_tool("timed__sleep", json!({"ms": 5_000})).await {
-        Err(ClientError::Remote(e)) => {
-            assert_eq!(e.code.0, -32001, "{}", e.message);
-            assert_eq!(e.data.unwrap()["deadlineMs"], 300);
-        }
-        other => panic!("{other:?}"),
-    }
+    let stopped = c.call_tool("timed__sleep", json!({"ms": 5_000})).await.unwrap();
+    assert_eq!(stopped.is_error, Some(true));
+    assert!(
+        text(&stopped).contains("timed__sleep ran longer than its 300 ms"),
+        "{}",
+        text(&stopped)
+    );
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(c.call_tool("timed__pid", json!({})).await.is_ok());
 
-    // One place for the whole upstream: while a long call holds it, its
-    // other tools are refused with -32010 (the queue is 0); another upstream
-    // is not limited; once the long call is given up, the place is free.
+    // One place for the whole upstream: while a long call holds it (its
+    // first progress says it runs), its other tools are refused with -32010
+    // (the queue is 0; this client does not retry); another upstream is not
+    // limited; once the long call is given up, the place is free.
+    let (progress, mut running) = tokio::sync::mpsc::unbounded_channel();
     let long = {
         let c = c.clone();
-        tokio::spawn(async move { c.call_tool("lim__sleep", json!({"ms": 20_000})).await })
+        let options = toolport_client::CallOptions::default().progress(progress);
+        tokio::spawn(async move { c.call_tool_with("lim__sleep", json!({"ms": 20_000}), options).await })
     };
-    eventually("the long call holds the upstream's place", || {
-        let c = c.clone();
-        async move {
-            matches!(c.call_tool("lim__count", json!({})).await,
-                Err(ClientError::Remote(e)) if e.code.0 == -32010 && e.message.contains("lim__*"))
+    running.recv().await.expect("the long call runs");
+    match c.call_tool("lim__count", json!({})).await {
+        Err(ClientError::Remote(e)) => {
+            assert_eq!(e.code.0, -32010, "{}", e.message);
+            assert!(e.message.contains("the tools lim__*"), "{}", e.message);
         }
-    })
-    .await;
+        other => panic!("the upstream's place was not held: {other:?}"),
+    }
     let free = c.call_tool("free__echo", json!({"text": "unlimited"})).await.unwrap();
     assert_eq!(text(&free), "unlimited");
     long.abort();

@@ -29,16 +29,21 @@ pub mod auth;
 mod body;
 pub mod config;
 mod endpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod guard;
 pub mod headers;
 mod live;
 mod outbox;
 pub mod ready;
+mod replicas;
 mod reply;
 mod serve;
+mod sessionless;
 mod sse;
 mod state;
 pub mod store;
+mod topics;
 
 pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};

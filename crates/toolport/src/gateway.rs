@@ -7,7 +7,6 @@ use toolport::config::{Config, Transport};
 use toolport_gateway::Gateway;
 use toolport_http::HttpServer;
 use toolport_server::Server;
-use toolport_server::audit::AuditLog;
 
 /// Starts the upstreams, serves their tools, stops them on shutdown.
 pub(crate) async fn serve(config: Config) -> Result<()> {
@@ -21,9 +20,8 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     let mut builder = Server::builder("toolport-gateway", env!("CARGO_PKG_VERSION"))
         .title("Toolport gateway")
         .policies(limits);
-    if let Some(path) = &config.audit.path {
-        let audit =
-            AuditLog::open(path, config.audit.redact.clone()).with_context(|| format!("audit.path = {path:?}"))?;
+    let (audit, audit_line) = crate::audit::open(&config.audit)?;
+    if let Some(audit) = audit {
         builder = builder.audit(audit);
     }
     let server = builder.build()?;
@@ -65,6 +63,7 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
             report.why.map(|w| format!(" ({w})")).unwrap_or_default()
         );
     }
+    eprintln!("  {audit_line}");
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
     let outcome = bound
         .serve(async move {

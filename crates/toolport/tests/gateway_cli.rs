@@ -21,6 +21,8 @@ fn serve(config: &std::path::Path) -> (Served, String) {
     let mut child = Command::new(TOOLPORT)
         .args(["serve", "--bind", "127.0.0.1:0", "--config"])
         .arg(config)
+        // The audit stream goes to the test's directory, not the user's.
+        .env("TOOLPORT_DATA_DIR", config.parent().unwrap())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -118,6 +120,7 @@ fn refused(text: &str) -> (Option<i32>, String) {
     let out = Command::new(TOOLPORT)
         .args(["serve", "--bind", "127.0.0.1:0", "--config"])
         .arg(&config)
+        .env("TOOLPORT_DATA_DIR", dir.path())
         .output()
         .unwrap();
     (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())

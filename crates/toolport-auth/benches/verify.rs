@@ -79,6 +79,7 @@ fn bench(c: &mut Criterion) {
         subject: "alice".into(),
         client_id: Some("c".into()),
         scopes: vec!["mcp:tools".into()],
+        credential: None,
     };
     c.bench_function("authorize tools/call", |b| {
         b.iter(|| {

@@ -192,6 +192,7 @@ impl Client {
             method,
             params,
             extra_headers,
+            input: options.input.clone(),
         }
     }
 
@@ -324,7 +325,8 @@ impl Client {
             let mut responses = Map::new();
             for (key, input) in asked.input_requests.unwrap_or_default() {
                 let method = input.method();
-                let answer = handler::answer(self.inner.inbound.handler.as_ref(), input)
+                let handler = options.input.as_deref().unwrap_or(self.inner.inbound.handler.as_ref());
+                let answer = handler::answer(handler, input)
                     .await
                     .map_err(|e| ClientError::InputUnavailable(format!("{method} ({key}): {}", e.message)))?;
                 responses.insert(key, answer);

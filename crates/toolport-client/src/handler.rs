@@ -14,6 +14,7 @@ use toolport_protocol::ErrorObject;
 use toolport_protocol::capabilities::{ClientCapabilities, ElicitationCapability, RootsCapability};
 use toolport_protocol::content::{OneOrMany, Role, SamplingContent, TextContent};
 use toolport_protocol::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
+use toolport_protocol::logging::LoggingMessageNotificationParams;
 use toolport_protocol::mrtr::InputRequest;
 use toolport_protocol::roots::{ListRootsResult, Root};
 use toolport_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
@@ -46,6 +47,15 @@ pub trait ClientHandler: Send + Sync + std::fmt::Debug + 'static {
     /// Lists the client's roots (`roots/list`).
     fn roots(&self) -> BoxFuture<'_, Result<ListRootsResult, ErrorObject>> {
         Box::pin(async { Err(unsupported("roots")) })
+    }
+
+    /// A log message the server sent on the answer stream of the one call
+    /// this handler answers for ([`CallOptions::input`](crate::CallOptions::input)):
+    /// `true` if taken; otherwise (the default) it is a client event
+    /// (`ClientEvent::Log`) like any other.
+    fn call_log(&self, message: &LoggingMessageNotificationParams) -> bool {
+        let _ = message;
+        false
     }
 }
 

@@ -137,7 +137,13 @@ impl Inbound {
     }
 
     /// Answers a request from the server (handshake era).
-    pub(crate) async fn request(&self, request: Request) -> Result<Value, ErrorObject> {
+    /// `handler` answers instead of the client's own when the request is tied
+    /// to a call that has one.
+    pub(crate) async fn request(
+        &self,
+        request: Request,
+        handler: Option<&dyn ClientHandler>,
+    ) -> Result<Value, ErrorObject> {
         if request.method == lifecycle::PING {
             return Ok(Value::Object(Default::default()));
         }
@@ -148,7 +154,7 @@ impl Inbound {
                 ErrorObject::invalid_params(why)
             }
         })?;
-        handler::answer(self.handler.as_ref(), input).await
+        handler::answer(handler.unwrap_or(self.handler.as_ref()), input).await
     }
 }
 

@@ -30,6 +30,8 @@ use crate::stdio::{ServerCommand, StdioWire};
 pub(crate) enum Target {
     Stdio(ServerCommand),
     Http(Arc<HttpCore>),
+    /// A connection opened by someone else: used once, never reopened.
+    Connection(Arc<Mutex<Option<toolport_rpc::transport::Transport>>>),
 }
 
 /// What the opening of the conversation settled.
@@ -73,6 +75,8 @@ pub(crate) struct Outbound<'a> {
     pub(crate) method: &'a str,
     pub(crate) params: Map<String, Value>,
     pub(crate) extra_headers: Vec<(String, String)>,
+    /// Answers requests tied to this one (its HTTP answer stream).
+    pub(crate) input: Option<Arc<dyn crate::handler::ClientHandler>>,
 }
 
 impl Wire {
@@ -80,6 +84,12 @@ impl Wire {
         Ok(match target {
             Target::Stdio(command) => Wire::Stdio(StdioWire::spawn(command, inbound.clone())?),
             Target::Http(core) => Wire::Http(HttpWire::new(core.clone(), inbound.clone())),
+            Target::Connection(slot) => {
+                let transport = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+                // The connection is gone for good: whoever gave it opens another.
+                let transport = transport.ok_or(ClientError::Closed)?;
+                Wire::Stdio(StdioWire::over(transport, None, inbound.clone()))
+            }
         })
     }
 
@@ -89,6 +99,7 @@ impl Wire {
         params: Map<String, Value>,
         version: ProtocolVersion,
         extra_headers: Vec<(String, String)>,
+        input: Option<Arc<dyn crate::handler::ClientHandler>>,
     ) -> Result<Box<RawValue>, ClientError> {
         match self {
             Wire::Stdio(w) => w.request(method, Some(Value::Object(params))).await,
@@ -98,6 +109,7 @@ impl Wire {
                     params: Some(Value::Object(params)),
                     version,
                     extra_headers,
+                    input,
                 })
                 .await
             }
@@ -185,6 +197,7 @@ impl Link {
                 request.params,
                 self.server.protocol_version,
                 request.extra_headers,
+                request.input,
             )
             .await
     }
@@ -223,7 +236,10 @@ impl Opening<'_> {
         let mut version = version;
         for attempt in 0..2 {
             let params = Map::from_iter([("_meta".to_owned(), Value::Object(self.meta(version)))]);
-            match wire.request(lifecycle::DISCOVER, params, version, Vec::new()).await {
+            match wire
+                .request(lifecycle::DISCOVER, params, version, Vec::new(), None)
+                .await
+            {
                 Ok(raw) => return discovered(&raw, version),
                 Err(ClientError::Remote(e)) if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && attempt == 0 => {
                     let supported = e.data.as_ref().and_then(|d| d.get("supported")).cloned();
@@ -260,7 +276,9 @@ impl Opening<'_> {
         else {
             unreachable!("params serialize to an object")
         };
-        let raw = wire.request(lifecycle::INITIALIZE, params, version, Vec::new()).await?;
+        let raw = wire
+            .request(lifecycle::INITIALIZE, params, version, Vec::new(), None)
+            .await?;
         let result: InitializeResult = serde_json::from_str(raw.get())
             .map_err(|e| ClientError::Protocol(format!("the initialize result does not parse: {e}")))?;
         let negotiated = result

@@ -45,6 +45,31 @@ impl<P: OAuthFlows> OAuth<P> {
     }
 }
 
+impl OAuth<toolport_auth::client::OAuthClient> {
+    /// The client-credentials flow of a service (no person takes part) for
+    /// the MCP endpoint `url`: its authorization server is discovered from
+    /// the endpoint's 401 and metadata, and a token for it is asked for as
+    /// the pre-registered client `id` with `secret`.
+    pub fn client_credentials(url: &str, id: &str, secret: &str) -> Self {
+        use std::sync::Arc;
+        use toolport_auth::client::{Grant, HeadlessUserAgent, OAuthClient, OAuthConfig, PreRegistered};
+        use toolport_auth::http::{HttpClient, HyperClient};
+
+        let http: Arc<dyn HttpClient> = Arc::new(HyperClient::default());
+        // No person takes part: the redirect URI is never visited.
+        let mut config = OAuthConfig::new(url, "toolport", "http://127.0.0.1:1/unused");
+        config.grant = Grant::ClientCredentials;
+        config.pre_registered = Some(PreRegistered {
+            client_id: id.to_owned(),
+            client_secret: Some(secret.to_owned()),
+            issuer: None,
+            auth_method: None,
+        });
+        let nobody = Arc::new(HeadlessUserAgent::new(http.clone()));
+        OAuth::new(OAuthClient::new(config, http, nobody))
+    }
+}
+
 impl<P: OAuthFlows> fmt::Debug for OAuth<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("OAuth").field(&self.0).finish()

@@ -3,10 +3,14 @@
 
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use tokio::sync::mpsc;
 use toolport_protocol::ProtocolVersion;
 use toolport_protocol::capabilities::Implementation;
 use toolport_protocol::progress::ProgressNotificationParams;
+
+use crate::handler::ClientHandler;
 
 /// Which protocol version to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,6 +151,12 @@ pub struct CallOptions {
     /// Where progress notifications for this call go. Setting it adds a
     /// `progressToken` to the request.
     pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Answers the input this call asks for, instead of the client's
+    /// handler: the `InputRequiredResult`s of its 2026-07-28 rounds, and the
+    /// requests a handshake-era server sends on the call's own HTTP answer
+    /// stream (which name the call). Requests the client cannot tie to a call
+    /// (stdio, the GET stream) still go to the client's handler.
+    pub input: Option<Arc<dyn ClientHandler>>,
     /// Extra `_meta` of the request: an idempotency key, a `traceparent`, ...
     pub meta: serde_json::Map<String, serde_json::Value>,
 }
@@ -167,6 +177,11 @@ impl CallOptions {
         self
     }
 
+    /// With this call's input answered by `handler` (see [`CallOptions::input`]).
+    pub fn input(mut self, handler: Arc<dyn ClientHandler>) -> Self {
+        self.input = Some(handler);
+        self
+    }
     /// With an idempotency key: the server runs the call once however often
     /// it is sent, so the client may send it again after a retryable failure.
     pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {

@@ -13,7 +13,7 @@ use toolport_protocol::{ErrorObject, Notification, Request};
 use toolport_rpc::framing::DEFAULT_MAX_LINE;
 use toolport_rpc::peer::{Peer, PeerOptions, RequestContext, RpcError, Service, connect};
 use toolport_rpc::stdio::spawn_child;
-use toolport_rpc::transport::Outgoing;
+use toolport_rpc::transport::{Outgoing, Transport};
 
 use crate::error::ClientError;
 use crate::inbound::Inbound;
@@ -73,6 +73,12 @@ impl StdioWire {
         }
         let (transport, child) = spawn_child(cmd, DEFAULT_MAX_LINE)
             .map_err(|e| ClientError::Spawn(format!("{}: {e}", command.program.to_string_lossy())))?;
+        Ok(Self::over(transport, Some(child), inbound))
+    }
+
+    /// The conversation over a transport someone else opened (and whose
+    /// process, if any, they own).
+    pub(crate) fn over(transport: Transport, child: Option<Child>, inbound: Arc<Inbound>) -> StdioWire {
         let options = PeerOptions {
             request_timeout: NO_ENGINE_TIMEOUT,
             drain_timeout: Duration::from_secs(1),
@@ -80,10 +86,10 @@ impl StdioWire {
         };
         let (peer, connection) = connect(transport, options);
         tokio::spawn(connection.serve(InboundService(inbound)));
-        Ok(StdioWire {
+        StdioWire {
             peer,
-            child: Mutex::new(Some(child)),
-        })
+            child: Mutex::new(child),
+        }
     }
 
     pub(crate) async fn request(
@@ -131,7 +137,7 @@ struct InboundService(Arc<Inbound>);
 
 impl Service for InboundService {
     async fn call(&self, request: Request, _cx: RequestContext) -> Result<Box<RawValue>, ErrorObject> {
-        let value = self.0.request(request).await?;
+        let value = self.0.request(request, None).await?;
         serde_json::value::to_raw_value(&value).map_err(ErrorObject::internal)
     }
 

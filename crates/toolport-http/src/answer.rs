@@ -193,6 +193,14 @@ pub(crate) async fn answer(
     };
     let first = loop {
         if let Some(outcome) = finished.take() {
+            // What the handler sent before it finished (a log line, progress)
+            // goes out before its answer, so the answer is a stream.
+            if accepts.sse
+                && let Some(message) = outbox.try_recv()
+            {
+                work = Box::pin(std::future::ready(outcome));
+                break Some(message);
+            }
             if stream_wanted && outcome.is_ok() {
                 // A finished answer, streamed because the client asked for streams.
                 work = Box::pin(std::future::ready(outcome));

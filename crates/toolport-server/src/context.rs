@@ -33,6 +33,34 @@ pub struct Principal {
     pub client_id: Option<String>,
     /// The granted scopes.
     pub scopes: Vec<String>,
+    /// The access token itself, only when the authentication layer was
+    /// asked to keep it (a gateway passing it on to an upstream that takes
+    /// the caller's token). Never shown by `Debug`.
+    pub credential: Option<Credential>,
+}
+
+/// An access token a request came with. `Debug` and `Display` never show
+/// it; [`Credential::expose`] is the one way to read it, for the one place
+/// that sends it on.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential(Arc<str>);
+
+impl Credential {
+    /// Keeps `token`.
+    pub fn new(token: &str) -> Self {
+        Credential(Arc::from(token))
+    }
+
+    /// The token, to send it on.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Credential {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
 }
 
 /// How long a handshake-era request to the client (elicitation, sampling,
@@ -76,6 +104,8 @@ pub(crate) struct ContextInner {
     pub(crate) state: Option<Value>,
     /// Every `_meta` key the protocol does not define (trace context, idempotency keys...).
     pub(crate) meta: Arc<Meta>,
+    /// The handshake-era conversation the request belongs to.
+    pub(crate) session: Option<Arc<str>>,
     /// The task this handler runs as, if any.
     pub(crate) task: Option<Arc<TaskLink>>,
 }
@@ -116,6 +146,7 @@ impl RequestContext {
             responses: inner.responses.clone(),
             state: inner.state.clone(),
             meta: inner.meta.clone(),
+            session: inner.session.clone(),
             task: Some(link),
         })
     }
@@ -136,6 +167,7 @@ impl RequestContext {
             responses: BTreeMap::new(),
             state: None,
             meta: Arc::default(),
+            session: None,
             task: Some(link),
         })
     }
@@ -187,6 +219,14 @@ impl RequestContext {
         self.inner.principal.as_ref()
     }
 
+    /// The handshake-era conversation this request belongs to: the HTTP
+    /// session id, or `local-N` for a connection of this process (stdio).
+    /// Unique for the life of the process; `None` for 2026-07-28 requests,
+    /// which belong to no session.
+    pub fn session_key(&self) -> Option<&str> {
+        self.inner.session.as_deref()
+    }
+
     /// `_meta` keys of the request that MCP itself does not define.
     pub fn meta(&self) -> &Meta {
         &self.inner.meta
@@ -205,6 +245,11 @@ impl RequestContext {
     /// Resolves when the request is cancelled.
     pub async fn cancelled(&self) {
         self.inner.cancel.cancelled().await
+    }
+
+    /// Whether the client asked for progress (sent a progress token).
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress_token.is_some()
     }
 
     /// Reports progress, if the client asked for it with a progress token.

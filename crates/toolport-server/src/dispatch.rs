@@ -224,8 +224,10 @@ impl Server {
                 let p: ReadResourceRequestParams = parse(params.clone())?;
                 if method == resources::SUBSCRIBE {
                     call.session.subscribe(&p.uri);
+                    call.session.hold_ticket(&p.uri, Some(self.inner.demand.ticket(&p.uri)));
                 } else {
                     call.session.unsubscribe(&p.uri);
+                    call.session.hold_ticket(&p.uri, None);
                 }
                 return encode(&EmptyResult::default()).map(Routed::Answered);
             }

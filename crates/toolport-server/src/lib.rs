@@ -33,6 +33,7 @@ pub mod audit;
 mod cache;
 pub mod completion;
 mod context;
+mod demand;
 mod dispatch;
 mod error;
 mod events;
@@ -60,7 +61,8 @@ mod tool;
 pub mod uri_template;
 
 pub use admission::{Admitted, Authorizer, Forbidden, Refusal, RoutingHeaders, TransportFacts};
-pub use context::{INPUT_TIMEOUT, Principal, RequestContext};
+pub use context::{Credential, INPUT_TIMEOUT, Principal, RequestContext};
+pub use demand::DemandChange;
 pub use dispatch::{CallContext, RequestEra, request_era};
 pub use error::{ERROR_META, Failure, ResourceError, ToolError};
 pub use events::ServerEvent;

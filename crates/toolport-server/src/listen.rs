@@ -48,6 +48,13 @@ impl Server {
         // Subscribe before acknowledging, so nothing that happens after the
         // acknowledgement can be missed.
         let mut events = self.events();
+        // Counted among the followers of its resources while it listens.
+        let _followed: Vec<_> = filter
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .map(|uri| self.inner.demand.ticket(uri))
+            .collect();
         let ack = json!({ "notifications": filter, "_meta": tag });
         let channel = &scope.call.channel;
         if channel

@@ -403,6 +403,7 @@ impl Server {
             responses: continuation.responses.clone(),
             state: continuation.state.clone(),
             meta: scope.meta.clone(),
+            session: session_key(scope),
             task: None,
         })
     }
@@ -525,6 +526,17 @@ fn resource_not_found(version: ProtocolVersion, uri: &str) -> ErrorObject {
         ErrorCode::RESOURCE_NOT_FOUND_LEGACY
     };
     ErrorObject::new(code, format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
+}
+
+/// The handshake-era conversation of a request (see `RequestContext::session_key`).
+fn session_key(scope: &Scope) -> Option<Arc<str>> {
+    if scope.version.era() != toolport_protocol::Era::Handshake {
+        return None;
+    }
+    Some(match &scope.call.session_id {
+        Some(id) => Arc::from(id.as_str()),
+        None => Arc::from(format!("local-{}", scope.call.session.serial())),
+    })
 }
 
 #[cfg(test)]

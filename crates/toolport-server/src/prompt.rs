@@ -101,6 +101,27 @@ impl PromptBuilder {
     }
 }
 
+impl PromptBuilder {
+    /// A prompt whose definition belongs to someone else (a gateway's
+    /// upstream): served verbatim, its arguments handed on as JSON.
+    pub fn forwarded<F, Fut>(self, definition: Prompt, handler: F) -> PromptEntry
+    where
+        F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        PromptEntry {
+            error: validate_name(&definition.name).err(),
+            prompt: definition,
+            handler: Arc::new(move |cx, args| {
+                let handler = handler.clone();
+                Box::pin(async move { handler(cx, args).await })
+            }),
+            completers: BTreeMap::new(),
+        }
+    }
+}
+
 impl PromptEntry {
     /// Completes the argument `name` with `completer`.
     pub fn complete(mut self, name: &str, completer: Completer) -> Self {

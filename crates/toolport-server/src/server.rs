@@ -84,6 +84,8 @@ pub(crate) struct ServerInner {
     pub(crate) extensions: Extensions,
     /// Metric handles per method, registered on first use.
     pub(crate) method_metrics: std::sync::OnceLock<crate::metrics::MethodMetrics>,
+    /// Which resources clients follow right now.
+    pub(crate) demand: Arc<crate::demand::Demand>,
     /// Durable tasks, when the server runs tools as tasks.
     pub(crate) tasks: Option<Arc<TaskRuntime>>,
 }
@@ -174,6 +176,16 @@ impl Server {
     /// get `notifications/resources/updated`.
     pub fn resource_updated(&self, uri: &str) {
         self.inner.events.publish(ServerEvent::ResourceUpdated(uri.to_owned()));
+    }
+
+    /// When a resource gets its first follower here (a session's
+    /// `resources/subscribe`, a listen stream's `resourceSubscriptions`) and
+    /// when it loses its last (unsubscribed, session ended, stream closed),
+    /// starting with the resources followed already. For a server whose
+    /// resources live elsewhere, to subscribe there only while wanted. One
+    /// receiver per server: `None` once taken.
+    pub fn subscription_demand(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<crate::DemandChange>> {
+        self.inner.demand.follow()
     }
 
     /// Announces that a resource's contents changed, as one `version` of it
@@ -415,6 +427,7 @@ impl ServerBuilder {
             ),
             audit,
             method_metrics: std::sync::OnceLock::new(),
+            demand: Arc::default(),
             extensions,
             tasks,
         };

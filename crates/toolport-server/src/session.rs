@@ -19,6 +19,9 @@ type ClientView = (ProtocolVersion, Arc<ClientCapabilities>, Arc<Implementation>
 /// elsewhere (for example in a shared store) by whoever owns it.
 #[derive(Debug, Default)]
 pub struct Session {
+    /// Tells this conversation from every other one of the process, also
+    /// from one that lives later at the same address.
+    serial: Serial,
     negotiated: OnceLock<Negotiated>,
     /// The client's side of `negotiated`, shared by every request's context.
     client: OnceLock<ClientView>,
@@ -32,9 +35,29 @@ pub struct Session {
     /// Changes passed on and not yet reported stored: while there are any,
     /// the local settings are newer than the store's.
     unstored: AtomicUsize,
+    /// This session counted among the followers of what it subscribed to,
+    /// until it unsubscribes or ends (the server's subscription demand).
+    tickets: Mutex<std::collections::BTreeMap<String, crate::demand::Ticket>>,
+}
+
+/// A number no other session of this process has.
+#[derive(Debug)]
+struct Serial(u64);
+
+impl Default for Serial {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Serial(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
 }
 
 impl Session {
+    /// A number that tells this conversation apart from every other one this
+    /// process had or has.
+    pub fn serial(&self) -> u64 {
+        self.serial.0
+    }
+
     /// A session before `initialize`.
     pub fn new() -> Self {
         Self::default()
@@ -161,6 +184,20 @@ impl Session {
         let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|p| p.into_inner());
         subscriptions.remove(uri);
         self.announce(SettingsChange::Unsubscribed(uri.to_owned()));
+    }
+
+    /// Counts the session among `uri`'s followers until it unsubscribes or
+    /// ends (`ticket` none: it no longer follows `uri`).
+    pub(crate) fn hold_ticket(&self, uri: &str, ticket: Option<crate::demand::Ticket>) {
+        let mut tickets = self.tickets.lock().unwrap_or_else(|p| p.into_inner());
+        match ticket {
+            Some(ticket) => {
+                tickets.entry(uri.to_owned()).or_insert(ticket);
+            }
+            None => {
+                tickets.remove(uri);
+            }
+        }
     }
 
     /// Whether the session follows this resource.

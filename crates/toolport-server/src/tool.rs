@@ -308,6 +308,37 @@ impl ToolBuilder {
     }
 }
 
+impl ToolBuilder {
+    /// A tool whose definition and results belong to someone else, as a
+    /// gateway forwards an upstream's: the definition is served verbatim,
+    /// the arguments go to the handler unchecked and the results are not
+    /// checked against its output schema (the upstream judges them; its
+    /// schemas are never refused because this server's validator dislikes
+    /// them). Only the name is checked.
+    pub fn forwarded<F, Fut>(self, definition: Tool, handler: F) -> ToolEntry
+    where
+        F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let handler = Arc::new(handler);
+        let header_params = header_params(&definition.input_schema).unwrap_or_default();
+        ToolEntry {
+            error: validate_name(&definition.name).err(),
+            tool: definition,
+            validator: None,
+            output_validator: None,
+            header_params: header_params.into(),
+            metrics: Arc::default(),
+            handler: Arc::new(move |cx, args: &Value| {
+                let handler = handler.clone();
+                let args = args.clone();
+                Box::pin(async move { handler(cx, args).await })
+            }),
+            tasks: TaskOptions::default(),
+        }
+    }
+}
+
 /// A [`ToolBuilder`] whose tool runs as a task, from
 /// [`ToolBuilder::task_support`].
 #[derive(Debug, Clone)]

@@ -49,6 +49,7 @@ fn principal(scopes: &[&str]) -> Principal {
         subject: "alice".into(),
         client_id: None,
         scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+        credential: None,
     }
 }
 

@@ -329,6 +329,104 @@ fn invalid_settings_name_the_key_the_value_and_what_would_work() {
     assert_eq!(PolicyConfig::default().validate("limits"), Ok(()));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pattern_limits_every_tool_it_matches_together() {
+    let held = Held::default();
+    let policies = PolicyConfig {
+        queue: 0,
+        tools: BTreeMap::from([
+            (
+                "up__*".to_owned(),
+                ToolPolicyConfig {
+                    max_concurrent: Some(1),
+                    deadline_ms: Some(60_000),
+                    rate: Some(RateConfig {
+                        per_second: 0.01,
+                        burst: 4,
+                    }),
+                },
+            ),
+            (
+                "up__slow".to_owned(),
+                ToolPolicyConfig {
+                    deadline_ms: Some(50),
+                    ..Default::default()
+                },
+            ),
+        ]),
+        ..PolicyConfig::default()
+    };
+    let h = held.clone();
+    let server = Server::builder("t", "1")
+        .policies(policies)
+        .tool(tool("up__held").handler(move |_: NoArgs| {
+            let h = h.clone();
+            async move { h.run().await }
+        }))
+        .tool(tool("up__free").handler(|_: NoArgs| async { "free" }))
+        .tool(tool("up__slow").handler(|_: NoArgs| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            "never"
+        }))
+        .tool(tool("other").handler(|_: NoArgs| async { "other" }))
+        .build()
+        .unwrap();
+    let first = {
+        let server = server.clone();
+        tokio::spawn(async move { call(&server, 1, "up__held", json!({})).await })
+    };
+    until("the held call runs", || held.running.load(Ordering::SeqCst) == 1).await;
+    // One place for all of up__*: another of its tools is refused, a tool
+    // outside the pattern is not.
+    let refused = call(&server, 2, "up__free", json!({})).await;
+    assert_eq!(refused["error"]["code"], -32010, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the tools up__*"),
+        "{refused}"
+    );
+    assert_eq!(
+        call(&server, 3, "other", json!({})).await["result"]["content"][0]["text"],
+        "other"
+    );
+    held.release_all();
+    assert_eq!(first.await.unwrap()["result"]["content"][0]["text"], "done");
+    // A tool's own deadline beats the pattern's.
+    let slow = call(&server, 4, "up__slow", json!({})).await;
+    assert_eq!(
+        slow["result"]["_meta"]["dev.toolport/error"]["code"], "deadline_exceeded",
+        "{slow}"
+    );
+    assert!(
+        slow["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("its 50 ms"),
+        "{slow}"
+    );
+    // The pattern's bucket (burst 4) is shared: held, free (refused at the
+    // gate, after its token), slow; one more token, then refusals.
+    assert_eq!(
+        call(&server, 5, "up__free", json!({})).await["result"]["content"][0]["text"],
+        "free"
+    );
+    let over = call(&server, 6, "up__free", json!({})).await;
+    assert_eq!(over["error"]["code"], -32010, "{over}");
+    assert!(
+        over["error"]["message"].as_str().unwrap().contains("rate limit"),
+        "{over}"
+    );
+    assert_eq!(
+        call(&server, 7, "other", json!({})).await["result"]["content"][0]["text"],
+        "other"
+    );
+    let mut odd = PolicyConfig::default();
+    odd.tools.insert("a*b".into(), ToolPolicyConfig::default());
+    assert!(odd.validate("limits").unwrap_err().expected.contains("pattern"));
+}
+
 #[tokio::test]
 async fn tool_failures_carry_a_code_and_whether_to_retry() {
     let server = Server::builder("t", "1")

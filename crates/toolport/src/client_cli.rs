@@ -123,11 +123,33 @@ impl ClientCommand {
                 if json {
                     return print_json(&tools);
                 }
-                let rows = tools
-                    .iter()
-                    .map(|t| vec![t.name.clone(), summary(t.description.as_deref().or(t.title.as_deref()))])
-                    .collect();
-                print_table(&["TOOL", "DESCRIPTION"], rows, "no tools");
+                // A Toolport gateway says which upstream serves each tool.
+                let upstream = |t: &toolport_protocol::tools::Tool| {
+                    t.meta
+                        .as_ref()
+                        .and_then(|m| m.get(toolport_gateway::UPSTREAM_META))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                };
+                if tools.iter().any(|t| upstream(t).is_some()) {
+                    let rows = tools
+                        .iter()
+                        .map(|t| {
+                            vec![
+                                t.name.clone(),
+                                upstream(t).unwrap_or_else(|| "-".into()),
+                                summary(t.description.as_deref().or(t.title.as_deref())),
+                            ]
+                        })
+                        .collect();
+                    print_table(&["TOOL", "UPSTREAM", "DESCRIPTION"], rows, "no tools");
+                } else {
+                    let rows = tools
+                        .iter()
+                        .map(|t| vec![t.name.clone(), summary(t.description.as_deref().or(t.title.as_deref()))])
+                        .collect();
+                    print_table(&["TOOL", "DESCRIPTION"], rows, "no tools");
+                }
             }
             ClientCommand::Tasks { .. } => unreachable!("answered in run"),
             ClientCommand::Call {
@@ -333,7 +355,9 @@ fn connect(target: &Target) -> Result<Client> {
             let builder = Client::http(url);
             match (&target.bearer, &target.client_id, &target.client_secret) {
                 (Some(token), _, _) => builder.auth(StaticToken::new(token)),
-                (None, Some(id), Some(secret)) => builder.auth(client_credentials(url, id, secret)),
+                (None, Some(id), Some(secret)) => {
+                    builder.auth(toolport_client::oauth::OAuth::client_credentials(url, id, secret))
+                }
                 _ => builder,
             }
         }
@@ -346,31 +370,6 @@ fn connect(target: &Target) -> Result<Client> {
         builder
     };
     Ok(builder.build()?)
-}
-
-/// The OAuth client-credentials flow for `url`: discovery from the server's
-/// 401, then a token from its authorization server for this client.
-fn client_credentials(
-    url: &str,
-    id: &str,
-    secret: &str,
-) -> toolport_client::oauth::OAuth<toolport_auth::client::OAuthClient> {
-    use std::sync::Arc;
-    use toolport_auth::client::{Grant, HeadlessUserAgent, OAuthClient, OAuthConfig, PreRegistered};
-    use toolport_auth::http::{HttpClient, HyperClient};
-
-    let http: Arc<dyn HttpClient> = Arc::new(HyperClient::default());
-    // No person takes part: the redirect URI is never visited.
-    let mut config = OAuthConfig::new(url, "toolport", "http://127.0.0.1:1/unused");
-    config.grant = Grant::ClientCredentials;
-    config.pre_registered = Some(PreRegistered {
-        client_id: id.to_owned(),
-        client_secret: Some(secret.to_owned()),
-        issuer: None,
-        auth_method: None,
-    });
-    let nobody = Arc::new(HeadlessUserAgent::new(http.clone()));
-    toolport_client::oauth::OAuth::new(OAuthClient::new(config, http, nobody))
 }
 
 /// Answers elicitation by asking the person at the terminal.

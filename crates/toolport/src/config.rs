@@ -45,6 +45,11 @@ pub struct Config {
     pub telemetry: TelemetrySection,
     /// The endpoint as an OAuth 2.1 resource server (docs/security.md).
     pub oauth: OAuthSection,
+    /// Gateway-wide settings (docs/gateway.md).
+    pub gateway: toolport_gateway::GatewaySection,
+    /// MCP servers served through this one (`[[upstream]]`, docs/gateway.md);
+    /// with any, `toolport serve` is a gateway instead of the packs server.
+    pub upstream: Vec<toolport_gateway::UpstreamConfig>,
     /// Durable tasks (docs/tasks.md).
     pub tasks: crate::tasks::TasksSection,
     /// State shared by replicas (Redis) and the keys that seal `requestState`.
@@ -405,6 +410,27 @@ impl Config {
     fn validate(&self) -> Result<(), (String, String, String)> {
         let bad = |key: &str, value: String, expected: &str| Err((key.to_owned(), value, expected.to_owned()));
         let quoted = |s: &str| format!("{s:?}");
+        if let Err(e) = toolport_gateway::config::check(&self.gateway, &self.upstream) {
+            return bad("upstream", "(see the message)".into(), &e.0);
+        }
+        let scopes = (&self.oauth.tool_scopes, &self.oauth.prompt_scopes);
+        if let Err(e) = toolport_gateway::policy::layers(&self.limits, scopes, &self.gateway, &self.upstream) {
+            return bad("upstream", "(see the message)".into(), &e.0);
+        }
+        if self.upstream.iter().any(|u| u.forward_token) && self.oauth.issuer.is_none() {
+            return bad(
+                "oauth.issuer",
+                String::new(),
+                "the issuer of the callers' tokens that forward_token passes on (without [oauth] there are none)",
+            );
+        }
+        if toolport_gateway::policy::wants_scopes(&self.upstream) && self.oauth.issuer.is_none() {
+            return bad(
+                "oauth.issuer",
+                String::new(),
+                "the issuer whose tokens carry the scopes [upstream.limits] asks for",
+            );
+        }
         let h = &self.http;
         if h.bind.parse::<SocketAddr>().is_err() {
             return bad(

@@ -2,9 +2,12 @@
 
 mod audit;
 mod bench;
+mod gateway;
 mod oauth;
+mod pins;
 mod scan;
 mod serve;
+mod signal;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -48,6 +51,8 @@ enum Command {
     },
     /// Scan MCP servers' tool definitions for hidden instructions (exit 1 on findings, 2 on errors).
     Scan(scan::ScanArgs),
+    /// The gateway's pinned upstream tool definitions: list them, approve one.
+    Pins(pins::PinsArgs),
     #[command(flatten)]
     Client(toolport::client_cli::ClientCommand),
 }
@@ -97,6 +102,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => block_on("toolport bench", bench::run(args)),
+        Command::Pins(args) => pins::run(args),
         Command::Scan(args) => {
             let mut findings = false;
             let outcome = block_on("toolport scan", async {

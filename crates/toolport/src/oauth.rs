@@ -98,6 +98,16 @@ pub(crate) async fn resource_server(
     section: &OAuthSection,
     default_resource: String,
 ) -> Result<Option<Arc<ResourceServer>>> {
+    resource_server_keeping(section, default_resource, false).await
+}
+
+/// [`resource_server`], keeping each request's token in its principal when
+/// `keep_token` (a gateway with an upstream that takes the caller's token).
+pub(crate) async fn resource_server_keeping(
+    section: &OAuthSection,
+    default_resource: String,
+    keep_token: bool,
+) -> Result<Option<Arc<ResourceServer>>> {
     let Some(issuer) = &section.issuer else {
         return Ok(None);
     };
@@ -126,6 +136,7 @@ pub(crate) async fn resource_server(
     config.tool_scopes.extend(section.tool_scopes.clone());
     config.resource_scopes.extend(section.resource_scopes.clone());
     config.prompt_scopes.extend(section.prompt_scopes.clone());
+    config.keep_token = keep_token;
     Ok(Some(Arc::new(
         ResourceServer::new(config).context("the OAuth configuration")?,
     )))

@@ -155,6 +155,9 @@ fn init_logs(config: &Config) -> Result<Option<Telemetry>> {
 }
 
 async fn serve(config: Config, demo: bool) -> Result<()> {
+    if !config.upstream.is_empty() {
+        return crate::gateway::serve(config).await;
+    }
     // A bare `toolport serve` serves the packs; `--demo` the demo tools.
     let packs = if demo {
         None
@@ -255,7 +258,7 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     let (drain, grace) = (config.http.drain_delay_seconds, config.http.shutdown_grace_seconds);
     bound
         .serve(async move {
-            shutdown_signal().await;
+            crate::signal::shutdown_signal().await;
             eprintln!(
                 "toolport: draining: /ready fails now; serving {drain} s more, then in-flight work gets up to {grace} s"
             );
@@ -281,27 +284,5 @@ impl ReadinessCheck for SqlReadiness {
 
     async fn check(&self) -> Result<(), String> {
         self.0.ping().await.map_err(|e| e.to_string())
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = terminate => {}
     }
 }

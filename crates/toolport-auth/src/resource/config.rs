@@ -66,11 +66,12 @@ pub struct ResourceServerConfig {
     pub scopes_supported: Vec<String>,
     /// Scopes every request needs, whatever it does.
     pub required_scopes: Vec<String>,
-    /// Scopes a tool needs, by tool name.
+    /// Scopes a tool needs, by tool name or prefix ending in `*` (the
+    /// longest one wins; a gateway's upstream: `files__*`).
     pub tool_scopes: BTreeMap<String, Vec<String>>,
     /// Scopes a resource needs, by URI, URI template, or prefix ending in `*`.
     pub resource_scopes: BTreeMap<String, Vec<String>>,
-    /// Scopes a prompt needs, by prompt name.
+    /// Scopes a prompt needs, by prompt name or prefix ending in `*`.
     pub prompt_scopes: BTreeMap<String, Vec<String>>,
     /// Scopes a tool, resource or prompt not named above needs. Empty: any
     /// authenticated caller may use it.
@@ -97,6 +98,12 @@ pub struct ResourceServerConfig {
     pub require_at_jwt: bool,
     /// A human-readable name for the metadata document.
     pub resource_name: Option<String>,
+    /// Keep each request's access token in its [`Principal`]'s
+    /// `credential`, for a gateway that passes it on (`forward_token`).
+    /// Off by default: handlers never see tokens.
+    ///
+    /// [`Principal`]: toolport_server::Principal
+    pub keep_token: bool,
 }
 
 impl ResourceServerConfig {
@@ -124,6 +131,7 @@ impl ResourceServerConfig {
             introspection_cache_ttl: Duration::from_secs(30),
             require_at_jwt: false,
             resource_name: None,
+            keep_token: false,
         }
     }
 

@@ -87,6 +87,7 @@ fn check(answer: Introspected, config: &ResourceServerConfig) -> Result<Principa
         subject,
         client_id: answer.client_id,
         scopes: scopes_of(answer.scope.as_ref(), None),
+        credential: None,
     })
 }
 

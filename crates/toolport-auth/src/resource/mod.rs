@@ -235,7 +235,10 @@ impl Authenticator for ResourceServer {
                 }
             };
             match self.verify(token).await {
-                Ok(principal) => {
+                Ok(mut principal) => {
+                    if self.config.keep_token {
+                        principal.credential = Some(toolport_server::Credential::new(token));
+                    }
                     tracing::debug!(
                         target: "toolport::auth",
                         subject = %principal.subject,

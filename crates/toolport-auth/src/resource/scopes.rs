@@ -44,21 +44,23 @@ impl ScopePolicy {
         all
     }
 
-    /// The scopes using `name` needs (besides the ones every request needs).
+    /// The scopes using `name` needs (besides the ones every request needs):
+    /// its own rule, else the longest pattern (`prefix*`) it matches (all of
+    /// a gateway's upstream: `files__*`), else the default.
     pub(crate) fn needed(&self, target: TargetKind, name: &str) -> &[String] {
-        let found = match target {
-            TargetKind::Tool => self.tools.get(name),
-            TargetKind::Prompt => self.prompts.get(name),
-            TargetKind::Resource => self.resources.get(name).or_else(|| {
-                // The longest matching prefix pattern wins.
-                self.resources
-                    .iter()
-                    .filter_map(|(k, v)| k.strip_suffix('*').map(|p| (p, v)))
-                    .filter(|(prefix, _)| name.starts_with(prefix))
-                    .max_by_key(|(prefix, _)| prefix.len())
-                    .map(|(_, v)| v)
-            }),
+        let rules = match target {
+            TargetKind::Tool => &self.tools,
+            TargetKind::Prompt => &self.prompts,
+            TargetKind::Resource => &self.resources,
         };
+        let found = rules.get(name).or_else(|| {
+            rules
+                .iter()
+                .filter_map(|(k, v)| k.strip_suffix('*').map(|p| (p, v)))
+                .filter(|(prefix, _)| name.starts_with(prefix))
+                .max_by_key(|(prefix, _)| prefix.len())
+                .map(|(_, v)| v)
+        });
         found.unwrap_or(&self.default)
     }
 
@@ -133,5 +135,30 @@ mod tests {
             Some(granted(&["mcp"])),
             "every request needs the required scopes"
         );
+    }
+
+    #[test]
+    fn tool_and_prompt_patterns_cover_a_gateways_upstream() {
+        let config = ResourceServerConfig::new(
+            "https://mcp.example.com/mcp",
+            "https://as.example.com",
+            JwksSource::Static(Default::default()),
+        )
+        .tool_scopes("files__*", &["files:read"])
+        .tool_scopes("files__write_file", &["files:write"])
+        .prompt_scopes("files__*", &["files:read"]);
+        let p = ScopePolicy::new(&config);
+        let reader = p.effective(&granted(&["files:read"]));
+        assert_eq!(p.missing(&reader, Some((TargetKind::Tool, "files__read_file"))), None);
+        assert_eq!(
+            p.missing(&reader, Some((TargetKind::Tool, "files__write_file"))),
+            Some(granted(&["files:write"])),
+            "a tool's own rule beats the pattern"
+        );
+        assert_eq!(
+            p.missing(&p.effective(&[]), Some((TargetKind::Prompt, "files__summary"))),
+            Some(granted(&["files:read"]))
+        );
+        assert_eq!(p.missing(&p.effective(&[]), Some((TargetKind::Tool, "other__x"))), None);
     }
 }

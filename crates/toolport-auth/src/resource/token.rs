@@ -193,6 +193,7 @@ fn principal(claims: AccessClaims) -> Result<Principal, TokenError> {
         subject,
         client_id,
         scopes: scopes_of(claims.scope.as_ref(), claims.scp.as_ref()),
+        credential: None,
     })
 }
 

@@ -32,6 +32,7 @@ pub struct ClientBuilder {
 enum TargetSpec {
     Stdio(ServerCommand),
     Http(String),
+    Connection(toolport_rpc::transport::Transport),
 }
 
 impl ClientBuilder {
@@ -83,6 +84,7 @@ impl ClientBuilder {
     pub fn build(self) -> Result<Client, ClientError> {
         let target = match self.target? {
             TargetSpec::Stdio(command) => Target::Stdio(command),
+            TargetSpec::Connection(transport) => Target::Connection(Arc::new(Mutex::new(Some(transport)))),
             TargetSpec::Http(url) => Target::Http(Arc::new(HttpCore::new(
                 &url,
                 self.options.max_connections,
@@ -133,6 +135,14 @@ impl Client {
     /// A client that spawns `command` and talks to it over stdio.
     pub fn stdio(command: ServerCommand) -> ClientBuilder {
         Self::builder(Ok(TargetSpec::Stdio(command)))
+    }
+
+    /// A client over a connection that is already open, for example the pipes
+    /// of a process its owner supervises. The client speaks over it once:
+    /// when it ends, calls fail ([`ClientError::Disconnected`] for those in
+    /// flight, [`ClientError::Closed`] after) and the owner makes a new client.
+    pub fn over(transport: toolport_rpc::transport::Transport) -> ClientBuilder {
+        Self::builder(Ok(TargetSpec::Connection(transport)))
     }
 
     fn builder(target: Result<TargetSpec, ClientError>) -> ClientBuilder {

@@ -188,6 +188,7 @@ impl Client {
                                 method: subscriptions::LISTEN,
                                 params,
                                 extra_headers: Vec::new(),
+                                input: None,
                             };
                             tokio::select! {
                                 _ = stop.cancelled() => {}

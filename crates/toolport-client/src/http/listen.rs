@@ -92,6 +92,7 @@ impl HttpWire {
                     params: Some(params.clone()),
                     version,
                     extra_headers: Vec::new(),
+                    input: None,
                 };
                 let run = async {
                     let headers = wire.post_headers(&request)?;

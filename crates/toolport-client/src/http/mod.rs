@@ -57,6 +57,8 @@ enum StreamEnd {
 struct StreamCursor {
     last_id: Option<String>,
     retry: Option<Duration>,
+    /// The handler of the call whose stream this is, when it has its own.
+    input: Option<std::sync::Arc<dyn crate::handler::ClientHandler>>,
 }
 
 /// A JSON-RPC error in an error body becomes [`ClientError::Remote`]

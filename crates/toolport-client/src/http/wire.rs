@@ -34,6 +34,8 @@ pub(crate) struct HttpRequest<'a> {
     pub(crate) version: ProtocolVersion,
     /// `Mcp-Param-*` headers (2026-07-28 `tools/call`).
     pub(crate) extra_headers: Vec<(String, String)>,
+    /// Answers the requests the server sends on this request's stream.
+    pub(crate) input: Option<Arc<dyn crate::handler::ClientHandler>>,
 }
 
 #[derive(Debug, Default)]
@@ -143,11 +145,15 @@ impl HttpWire {
             id: id.clone(),
             cancel_on_drop: legacy && request.method != lifecycle::INITIALIZE,
         };
+        let input = request.input;
         let message = Message::Request(Request::new(id.clone(), request.method, request.params));
         let body = Bytes::from(jsonrpc::encode(&message));
         let exchange = self.core.send(Method::POST, &headers, body, true).await;
         let outcome = match exchange {
-            Ok(exchange) => self.answer(exchange, &id, &mut rx, legacy, request.method).await,
+            Ok(exchange) => {
+                self.answer(exchange, &id, &mut rx, legacy, (request.method, input))
+                    .await
+            }
             Err(e) => Err(e),
         };
         if outcome.is_ok() || !matches!(outcome, Err(ClientError::Disconnected(_))) {
@@ -163,7 +169,7 @@ impl HttpWire {
         id: &RequestId,
         rx: &mut oneshot::Receiver<Outcome>,
         legacy: bool,
-        method: &str,
+        (method, input): (&str, Option<Arc<dyn crate::handler::ClientHandler>>),
     ) -> Result<Box<RawValue>, ClientError> {
         let status = exchange.status;
         if status.is_success() && method == lifecycle::INITIALIZE {
@@ -181,7 +187,7 @@ impl HttpWire {
             return Err(error_from_body(status, &headers, &text));
         }
         if exchange.is_event_stream() {
-            return self.read_stream(exchange, id, rx, legacy).await;
+            return self.read_stream(exchange, id, rx, legacy, input).await;
         }
         if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
             return Err(ClientError::Protocol(format!(
@@ -215,8 +221,12 @@ impl HttpWire {
         id: &RequestId,
         rx: &mut oneshot::Receiver<Outcome>,
         legacy: bool,
+        input: Option<Arc<dyn crate::handler::ClientHandler>>,
     ) -> Result<Box<RawValue>, ClientError> {
-        let mut cursor = StreamCursor::default();
+        let mut cursor = StreamCursor {
+            input,
+            ..StreamCursor::default()
+        };
         let mut resumes = 0;
         loop {
             let ended = tokio::select! {
@@ -279,9 +289,35 @@ impl HttpWire {
             return;
         }
         match jsonrpc::decode(event.data.as_bytes()) {
-            Ok(Frame::Single(message)) => self.dispatch(message, true),
-            Ok(Frame::Batch(items)) => items.into_iter().flatten().for_each(|m| self.dispatch(m, true)),
+            Ok(Frame::Single(message)) => self.dispatch_on(message, cursor.input.as_ref()),
+            Ok(Frame::Batch(items)) => items
+                .into_iter()
+                .flatten()
+                .for_each(|m| self.dispatch_on(m, cursor.input.as_ref())),
             Err(e) => tracing::warn!(error = %e.error.message, "ignored an event that is not JSON-RPC"),
+        }
+    }
+
+    /// Routes one message from an event stream; requests on a call's own
+    /// stream go to that call's input handler, when it has one.
+    fn dispatch_on(self: &Arc<Self>, message: Message, input: Option<&Arc<dyn crate::handler::ClientHandler>>) {
+        match (message, input) {
+            (Message::Request(request), Some(input)) if self.state().version.is_some() => {
+                let (wire, input) = (self.clone(), input.clone());
+                tokio::spawn(async move { wire.answer_server(request, Some(input)).await });
+            }
+            // A log message on a call's own stream is that call's.
+            (Message::Notification(n), Some(input)) if n.method == toolport_protocol::logging::MESSAGE => {
+                let taken = n
+                    .params
+                    .as_ref()
+                    .and_then(|p| serde_json::from_value(p.clone()).ok())
+                    .is_some_and(|params| input.call_log(&params));
+                if !taken {
+                    self.dispatch(Message::Notification(n), true);
+                }
+            }
+            (message, _) => self.dispatch(message, true),
         }
     }
 
@@ -296,7 +332,7 @@ impl HttpWire {
             Message::Notification(n) => self.inbound.notification(n),
             Message::Request(request) if on_stream && self.state().version.is_some() => {
                 let wire = self.clone();
-                tokio::spawn(async move { wire.answer_server(request).await });
+                tokio::spawn(async move { wire.answer_server(request, None).await });
             }
             Message::Request(request) => {
                 tracing::warn!(method = %request.method, "ignored a request from the server outside a handshake-era stream");
@@ -313,9 +349,13 @@ impl HttpWire {
     }
 
     /// Answers a request from the server (handshake era) with a POST.
-    pub(super) async fn answer_server(self: Arc<Self>, request: Request) {
+    pub(super) async fn answer_server(
+        self: Arc<Self>,
+        request: Request,
+        input: Option<Arc<dyn crate::handler::ClientHandler>>,
+    ) {
         let id = request.id.clone();
-        let message = match self.inbound.request(request).await {
+        let message = match self.inbound.request(request, input.as_deref()).await {
             Ok(result) => match Response::new(id.clone(), &result) {
                 Ok(r) => Message::Response(r),
                 Err(e) => Message::Error(ErrorResponse::new(Some(id), ErrorObject::internal(e))),

@@ -2,7 +2,6 @@
 //! server's) is stopped and answered with an `isError` result whose code is
 //! `deadline_exceeded`, retryable.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::layer::{CallFuture, CallLayer, Next, ToolCall};
@@ -15,13 +14,14 @@ pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
 #[derive(Debug, Clone)]
 pub(crate) struct Deadlines {
     pub(crate) default_ms: u64,
-    pub(crate) per_tool: BTreeMap<String, u64>,
+    /// By tool name or pattern (`prefix*`): the most specific one holds.
+    pub(crate) per_tool: super::ByName<u64>,
 }
 
 impl Deadlines {
     /// The deadline of `tool`, in milliseconds; 0 for none.
     pub(crate) fn of(&self, tool: &str) -> u64 {
-        self.per_tool.get(tool).copied().unwrap_or(self.default_ms)
+        self.per_tool.most_specific(tool).copied().unwrap_or(self.default_ms)
     }
 
     /// Whether any call has a deadline.

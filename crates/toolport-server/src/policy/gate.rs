@@ -133,7 +133,9 @@ impl KeyedGates {
 pub(crate) struct Gates {
     pub(crate) global: Option<Gate>,
     pub(crate) per_principal: Option<KeyedGates>,
-    pub(crate) per_tool: std::collections::BTreeMap<String, Gate>,
+    /// By tool name or pattern (`prefix*`): a call holds a place at its
+    /// tool's gate and at every pattern's it matches.
+    pub(crate) per_tool: super::ByName<Gate>,
 }
 
 impl Gates {
@@ -146,8 +148,8 @@ impl Gates {
 /// A call holds a place at every gate that applies to it while it runs.
 impl CallLayer for Gates {
     fn call<'a>(&'a self, mut call: ToolCall<'a>, next: Next<'a>) -> CallFuture<'a> {
-        let tool = self.per_tool.get(call.name);
-        if self.global.is_none() && self.per_principal.is_none() && tool.is_none() {
+        let limited = !self.per_tool.is_empty() && self.per_tool.matching(call.name).next().is_some();
+        if self.global.is_none() && self.per_principal.is_none() && !limited {
             return next.run(call);
         }
         Box::pin(async move {
@@ -155,10 +157,12 @@ impl CallLayer for Gates {
                 Some(gate) => Some(gate.enter().await.map_err(ToolError::Protocol)?),
                 None => None,
             };
-            let _tool = match tool {
-                Some(gate) => Some(gate.enter().await.map_err(ToolError::Protocol)?),
-                None => None,
-            };
+            let mut places = Vec::new();
+            if limited {
+                for (_, gate) in self.per_tool.matching(call.name) {
+                    places.push(gate.enter().await.map_err(ToolError::Protocol)?);
+                }
+            }
             let _principal = match &self.per_principal {
                 Some(gates) => Some(gates.gate(call.subject()).enter().await.map_err(ToolError::Protocol)?),
                 None => None,

@@ -92,7 +92,12 @@ pub struct PolicyConfig {
     pub rate_per_principal: Option<RateConfig>,
     /// Idempotency keys.
     pub idempotency: IdempotencyConfig,
-    /// Per-tool limits, by tool name.
+    /// Per-tool limits, by tool name. A name ending in `*` is a pattern for
+    /// every tool whose name starts with what comes before the `*` (a
+    /// gateway's upstream: `files__*`): its `max_concurrent` and `rate` hold
+    /// for those tools together (one gate, one bucket), besides their own;
+    /// its `deadline_ms` is theirs unless they have one of their own (the
+    /// longest pattern wins).
     pub tools: BTreeMap<String, ToolPolicyConfig>,
 }
 
@@ -164,6 +169,13 @@ impl PolicyConfig {
             return Err(bad("idempotency.meta_key", "\"\"".into(), "the name of a _meta key"));
         }
         for (name, tool) in &self.tools {
+            if name.is_empty() || name.trim_end_matches('*').contains('*') || name.ends_with("**") {
+                return Err(bad(
+                    &format!("tools.{name:?}"),
+                    name.clone(),
+                    "a tool name, or a prefix followed by one `*` (a pattern, such as files__*)",
+                ));
+            }
             if tool.deadline_ms == Some(0) {
                 return Err(bad(
                     &format!("tools.{name}.deadline_ms"),
@@ -183,6 +195,71 @@ impl PolicyConfig {
             }
         }
         Ok(())
+    }
+}
+
+/// Settings by tool name: exact names, and patterns (`prefix*`) that apply
+/// to every tool whose name starts with the prefix.
+#[derive(Debug, Clone)]
+pub(crate) struct ByName<T> {
+    exact: BTreeMap<String, T>,
+    /// Longest prefix first, so the first match is the most specific.
+    patterns: Vec<(String, T)>,
+}
+
+impl<T> Default for ByName<T> {
+    fn default() -> Self {
+        ByName {
+            exact: BTreeMap::new(),
+            patterns: Vec::new(),
+        }
+    }
+}
+
+impl<T> FromIterator<(String, T)> for ByName<T> {
+    fn from_iter<I: IntoIterator<Item = (String, T)>>(iter: I) -> Self {
+        let mut by_name = ByName::default();
+        for (name, value) in iter {
+            match name.strip_suffix('*') {
+                Some(prefix) => by_name.patterns.push((prefix.to_owned(), value)),
+                None => {
+                    by_name.exact.insert(name, value);
+                }
+            }
+        }
+        by_name
+            .patterns
+            .sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        by_name
+    }
+}
+
+impl<T> ByName<T> {
+    /// Whether nothing is set.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.patterns.is_empty()
+    }
+
+    /// What applies to `name`: its own entry first (`None`), then the
+    /// patterns it matches (`Some(prefix)`), longest first.
+    pub(crate) fn matching<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (Option<&'a str>, &'a T)> + 'a {
+        let own = self.exact.get(name).map(|v| (None, v));
+        let patterns = self
+            .patterns
+            .iter()
+            .filter(move |(prefix, _)| name.starts_with(prefix.as_str()))
+            .map(|(prefix, v)| (Some(prefix.as_str()), v));
+        own.into_iter().chain(patterns)
+    }
+
+    /// The most specific entry for `name`.
+    pub(crate) fn most_specific<'a>(&'a self, name: &'a str) -> Option<&'a T> {
+        self.matching(name).next().map(|(_, v)| v)
+    }
+
+    /// Every value.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &T> {
+        self.exact.values().chain(self.patterns.iter().map(|(_, v)| v))
     }
 }
 
@@ -239,7 +316,7 @@ impl Policies {
             layers.push(Box::new(AuditLayer::new(log)));
         }
         layers.push(Box::new(CancelLayer));
-        let tool_rates: BTreeMap<String, RateConfig> = config
+        let tool_rates: ByName<RateConfig> = config
             .tools
             .iter()
             .filter_map(|(name, t)| t.rate.clone().map(|rate| (name.clone(), rate)))
@@ -301,8 +378,12 @@ fn gates(config: &PolicyConfig) -> Gates {
             .tools
             .iter()
             .filter_map(|(name, t)| {
+                let what = match name.strip_suffix('*') {
+                    Some(prefix) => format!("the tools {prefix}*"),
+                    None => format!("tool {name}"),
+                };
                 t.max_concurrent
-                    .map(|max| (name.clone(), Gate::new(format!("tool {name}"), max, queue, wait)))
+                    .map(|max| (name.clone(), Gate::new(what, max, queue, wait)))
             })
             .collect(),
     }

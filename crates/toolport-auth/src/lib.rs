@@ -10,6 +10,8 @@
 //!   scanner for hidden instructions in tool descriptions.
 
 pub mod client;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod http;
 pub mod pinning;
 #[cfg(feature = "server")]

@@ -291,7 +291,7 @@ async fn scopes_decide_what_a_caller_sees_and_may_call() {
 
 #[tokio::test]
 async fn the_principal_reaches_rate_limits_and_the_audit_stream() {
-    use toolport_server::audit::AuditLog;
+    use toolport_server::audit::{AuditKey, AuditLog, AuditOptions};
     use toolport_server::policy::{PolicyConfig, RateConfig};
     use toolport_server::{NoArgs, Server, tool};
 
@@ -314,7 +314,7 @@ async fn the_principal_reaches_rate_limits_and_the_audit_stream() {
                 .handler(|_: NoArgs| async { "echo".to_owned() }),
         )
         .policies(policies)
-        .audit(AuditLog::open(path.to_str().unwrap(), Vec::new()).unwrap())
+        .audit(AuditLog::open(path.to_str().unwrap(), AuditKey::generate(), AuditOptions::default()).unwrap())
         .build()
         .unwrap();
     let s = start_serving(server.clone(), HttpConfig::default()).await;
@@ -339,7 +339,11 @@ async fn the_principal_reaches_rate_limits_and_the_audit_stream() {
 
     server.flush_audit();
     let text = std::fs::read_to_string(&path).unwrap();
-    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["kind"] == "call")
+        .collect();
     let who: Vec<(&str, &str)> = records
         .iter()
         .map(|r| (r["principal"].as_str().unwrap(), r["outcome"].as_str().unwrap()))

@@ -32,9 +32,11 @@ use crate::options::{CallOptions, ClientOptions};
 mod builder;
 mod connection;
 mod methods;
+mod tasks;
 
 pub use builder::ClientBuilder;
 pub use connection::Events;
+pub use tasks::{TaskStart, TaskState};
 
 /// Pages one list may span before the client stops following cursors.
 const MAX_PAGES: usize = 1000;
@@ -95,6 +97,21 @@ fn finish<T>(
     })
 }
 
+/// Longest wait a server's `Retry-After` may impose on one retry.
+const RETRY_AFTER_CAP: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The wait before retry `failures`: the backoff's capped exponential step,
+/// or what the server asked for when that is longer (up to
+/// [`RETRY_AFTER_CAP`]).
+pub(crate) fn pause_before_retry(
+    backoff: &crate::options::Backoff,
+    failures: u32,
+    retry_after: Option<std::time::Duration>,
+) -> std::time::Duration {
+    let step = backoff.delay(failures);
+    retry_after.map_or(step, |asked| step.max(asked.min(RETRY_AFTER_CAP)))
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -119,6 +136,7 @@ impl Client {
         link: &Link,
         method: &'a str,
         params: &Map<String, Value>,
+        options: &CallOptions,
         token: Option<&ProgressToken>,
     ) -> Outbound<'a> {
         let mut params = params.clone();
@@ -126,14 +144,36 @@ impl Client {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
+        // Extensions a call declares for itself (the tasks extension) join
+        // the client's own capabilities rather than replace them.
+        let declared = meta
+            .remove(keys::CLIENT_CAPABILITIES)
+            .and_then(|c| c.get("extensions").and_then(Value::as_object).cloned());
+        meta.extend(options.meta.iter().map(|(k, v)| (k.clone(), v.clone())));
         meta.extend(self.meta(link));
+        if let (Some(declared), Some(Value::Object(capabilities))) = (declared, meta.get_mut(keys::CLIENT_CAPABILITIES))
+        {
+            let extensions = capabilities.entry("extensions").or_insert_with(|| json!({}));
+            if let Value::Object(extensions) = extensions {
+                extensions.extend(declared);
+            }
+        }
         if let Some(token) = token {
             meta.insert(keys::PROGRESS_TOKEN.into(), json!(token));
+        }
+        let mut extra_headers = Vec::new();
+        // The trace context goes in the HTTP headers too (W3C Trace
+        // Context), so proxies and gateways that read only headers see it.
+        if matches!(link.wire, Wire::Http(_)) {
+            for key in [keys::TRACEPARENT, "tracestate"] {
+                if let Some(value) = meta.get(key).and_then(Value::as_str) {
+                    extra_headers.push((key.to_owned(), value.to_owned()));
+                }
+            }
         }
         if !meta.is_empty() {
             params.insert("_meta".into(), Value::Object(meta));
         }
-        let mut extra_headers = Vec::new();
         if method == tools::CALL
             && link.server.era() == Era::Stateless
             && matches!(link.wire, Wire::Http(_))
@@ -188,6 +228,10 @@ impl Client {
         options: &CallOptions,
         token: Option<&ProgressToken>,
     ) -> Result<Value, ClientError> {
+        let cache_key = crate::cache::ResultCache::key(method, params);
+        if let Some(cached) = cache_key.as_deref().and_then(|key| self.inner.inbound.cache.get(key)) {
+            return Ok(cached);
+        }
         let limit = options.timeout.unwrap_or(self.inner.options.request_timeout);
         let backoff = self.inner.options.backoff;
         let last = Mutex::new(None);
@@ -199,7 +243,7 @@ impl Client {
                 let outcome = match self.link().await {
                     Err(e) => Err(e),
                     Ok(link) => {
-                        let outcome = link.request(self.outbound(&link, method, params, token)).await;
+                        let outcome = link.request(self.outbound(&link, method, params, options, token)).await;
                         match &outcome {
                             Err(e) if e.breaks_link() => self.invalidate(&link).await,
                             // The server no longer speaks our version (it was
@@ -218,8 +262,12 @@ impl Client {
                 };
                 let error = match outcome {
                     Ok(raw) => {
-                        return serde_json::from_str(raw.get())
-                            .map_err(|e| ClientError::Protocol(format!("{method} result: {e}")));
+                        let value: Value = serde_json::from_str(raw.get())
+                            .map_err(|e| ClientError::Protocol(format!("{method} result: {e}")))?;
+                        if let Some(key) = cache_key.clone() {
+                            self.inner.inbound.cache.put(key, method, params, &value);
+                        }
+                        return Ok(value);
                     }
                     Err(e) => e,
                 };
@@ -230,10 +278,13 @@ impl Client {
                     return Err(error);
                 }
                 tracing::debug!(%method, %error, failures, "retrying");
-                let pause = !matches!(error, ClientError::SessionExpired);
+                let pause = match error {
+                    ClientError::SessionExpired => None,
+                    ref e => Some(pause_before_retry(&backoff, failures, e.retry_after())),
+                };
                 *lock(&last) = Some(error);
-                if pause {
-                    tokio::time::sleep(backoff.delay(failures)).await;
+                if let Some(pause) = pause {
+                    tokio::time::sleep(pause).await;
                 }
             }
         };
@@ -288,5 +339,36 @@ impl Client {
             "{method} still asked for input after {} rounds",
             self.inner.options.max_input_rounds
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_retry_waits_for_the_backoff_or_what_the_server_asked_whichever_is_longer_within_a_cap() {
+        let backoff = crate::options::Backoff {
+            initial: Duration::from_millis(100),
+            max: Duration::from_secs(1),
+            max_attempts: 5,
+        };
+        let plain = pause_before_retry(&backoff, 1, None);
+        assert!(plain >= Duration::from_millis(50) && plain <= Duration::from_millis(100));
+        assert_eq!(
+            pause_before_retry(&backoff, 1, Some(Duration::from_secs(2))),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            pause_before_retry(&backoff, 1, Some(Duration::from_secs(3600))),
+            RETRY_AFTER_CAP
+        );
+        assert!(pause_before_retry(&backoff, 10, Some(Duration::from_millis(1))) <= Duration::from_secs(1));
+        let overloaded = ClientError::Remote(
+            toolport_protocol::ErrorObject::new(ErrorCode::OVERLOADED, "busy").with_data(json!({"retryAfterMs": 1500})),
+        );
+        assert_eq!(overloaded.retry_after(), Some(Duration::from_millis(1500)));
     }
 }

@@ -44,6 +44,8 @@ pub enum ClientError {
         status: u16,
         /// The start of the body, as text.
         body: String,
+        /// The `Retry-After` of a 429 or 503, in seconds, when it had one.
+        retry_after: Option<Duration>,
     },
     /// The server sent something that is not a valid MCP answer.
     #[error("the server's answer is not valid MCP: {0}")]
@@ -82,6 +84,21 @@ impl ClientError {
         matches!(self, ClientError::Unreachable(_) | ClientError::SessionExpired)
             || matches!(self, ClientError::Http { status: 502..=504, .. })
             || matches!(self, ClientError::Remote(e) if e.code == ErrorCode::OVERLOADED)
+    }
+
+    /// How long the server asked the client to wait before trying again:
+    /// `data.retryAfterMs` of an overload error, or HTTP `Retry-After`.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ClientError::Remote(e) => e
+                .data
+                .as_ref()
+                .and_then(|d| d.get("retryAfterMs"))
+                .and_then(serde_json::Value::as_u64)
+                .map(Duration::from_millis),
+            ClientError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
     }
 
     /// Whether the connection is gone and must be made again.

@@ -51,15 +51,18 @@ pub(crate) struct Inbound {
     progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>,
     /// Who waits for the next `subscriptions/listen` acknowledgement.
     acknowledged: Mutex<Vec<oneshot::Sender<()>>>,
+    /// Results that change notifications make stale.
+    pub(crate) cache: Arc<crate::cache::ResultCache>,
 }
 
 impl Inbound {
-    pub(crate) fn new(handler: Arc<dyn ClientHandler>) -> Self {
+    pub(crate) fn new(handler: Arc<dyn ClientHandler>, cache: Arc<crate::cache::ResultCache>) -> Self {
         Inbound {
             handler,
             events: broadcast::channel(EVENT_CAPACITY).0,
             progress: Mutex::default(),
             acknowledged: Mutex::default(),
+            cache,
         }
     }
 
@@ -93,6 +96,8 @@ impl Inbound {
 
     /// Takes one notification from the server.
     pub(crate) fn notification(&self, n: Notification) {
+        let uri = n.params.as_ref().and_then(|p| p.get("uri")).and_then(Value::as_str);
+        self.cache.invalidate(&n.method, uri);
         let event = match n.method.as_str() {
             progress::PROGRESS => {
                 let Some(params) = n

@@ -14,7 +14,15 @@
 //! - **Resilience**: jittered backoff with a give-up for transport failures,
 //!   a new session when the old one expired (404), requests that are safe to
 //!   repeat sent again after a broken connection, dropped handshake-era
-//!   streams resumed with `Last-Event-ID`, a stdio server restarted when it died.
+//!   streams resumed with `Last-Event-ID`, a stdio server restarted when it died;
+//!   tool calls whose failure says `retryable` (in `_meta` under
+//!   `dev.toolport/error`) sent again when they are safe to repeat (an
+//!   idempotent or read-only tool, or a call with an idempotency key), with
+//!   capped exponential backoff that honours `Retry-After`.
+//! - **Caching**: list and read results kept by their `ttlMs` hints in a
+//!   bounded cache, forgotten when the server says they changed.
+//! - **Tracing**: a `traceparent` in a call's `_meta` also goes out as the
+//!   HTTP `traceparent` header, so one trace spans client, gateway and server.
 //! - **Input**: one [`ClientHandler`] answers elicitation, sampling and roots
 //!   in both eras (server requests, or MRTR `InputRequiredResult` retries).
 //! - **Events**: list changes, resource updates and logs as a stream ([`Client::events`]).
@@ -35,8 +43,11 @@
 //! ```
 
 pub mod auth;
+mod cache;
 mod client;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod handler;
 mod http;
 mod inbound;
@@ -50,10 +61,10 @@ mod sse;
 mod stdio;
 
 pub use auth::{AuthChallenge, AuthDecision, Credentials, StaticToken, TokenProvider};
-pub use client::{Client, ClientBuilder, Events};
+pub use client::{Client, ClientBuilder, Events, TaskStart, TaskState};
 pub use error::ClientError;
 pub use handler::{ClientHandler, NoInput};
 pub use inbound::ClientEvent;
 pub use link::ServerInfo;
-pub use options::{Backoff, CallOptions, ClientOptions, Progress, VersionPolicy};
+pub use options::{Backoff, CallOptions, ClientOptions, IDEMPOTENCY_KEY, Progress, VersionPolicy};
 pub use stdio::ServerCommand;

@@ -114,6 +114,8 @@ pub struct ClientOptions {
     /// PEM certificates trusted for `https://` besides the Mozilla root
     /// certificates: a private CA's, for servers inside an organisation.
     pub extra_root_certificates: Vec<u8>,
+    /// List and read results kept by their `ttlMs` hints; 0 keeps none.
+    pub cache_capacity: usize,
 }
 
 impl Default for ClientOptions {
@@ -129,6 +131,7 @@ impl Default for ClientOptions {
             max_input_rounds: 16,
             max_message_bytes: 16 * 1024 * 1024,
             extra_root_certificates: Vec::new(),
+            cache_capacity: 256,
         }
     }
 }
@@ -144,7 +147,12 @@ pub struct CallOptions {
     /// Where progress notifications for this call go. Setting it adds a
     /// `progressToken` to the request.
     pub progress: Option<mpsc::UnboundedSender<Progress>>,
+    /// Extra `_meta` of the request: an idempotency key, a `traceparent`, ...
+    pub meta: serde_json::Map<String, serde_json::Value>,
 }
+
+/// The `_meta` key of Toolport's idempotency keys (the server's default).
+pub const IDEMPOTENCY_KEY: &str = "dev.toolport/idempotencyKey";
 
 impl CallOptions {
     /// With a timeout.
@@ -157,6 +165,32 @@ impl CallOptions {
     pub fn progress(mut self, sink: mpsc::UnboundedSender<Progress>) -> Self {
         self.progress = Some(sink);
         self
+    }
+
+    /// With an idempotency key: the server runs the call once however often
+    /// it is sent, so the client may send it again after a retryable failure.
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.meta
+            .insert(IDEMPOTENCY_KEY.into(), serde_json::Value::String(key.into()));
+        self
+    }
+
+    /// Continues the caller's W3C trace: `traceparent` (and `tracestate`)
+    /// go in `_meta` and, over HTTP, in the headers of the same names.
+    pub fn trace_context(mut self, traceparent: impl Into<String>, tracestate: Option<String>) -> Self {
+        self.meta
+            .insert("traceparent".into(), serde_json::Value::String(traceparent.into()));
+        if let Some(state) = tracestate {
+            self.meta.insert("tracestate".into(), serde_json::Value::String(state));
+        }
+        self
+    }
+
+    pub(crate) fn carries_idempotency_key(&self) -> bool {
+        self.meta
+            .get(IDEMPOTENCY_KEY)
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|k| !k.is_empty())
     }
 }
 

@@ -166,7 +166,8 @@ async fn wrong_statuses_keep_their_meaning() {
         err,
         ClientError::Http {
             status: 404,
-            body: "<h1>nope</h1>".into()
+            body: "<h1>nope</h1>".into(),
+            retry_after: None,
         }
     );
     assert!(err.hint().contains("/mcp"));
@@ -184,7 +185,8 @@ async fn wrong_statuses_keep_their_meaning() {
         err,
         ClientError::Http {
             status: 503,
-            body: "busy".into()
+            body: "busy".into(),
+            retry_after: None,
         }
     );
 }

@@ -253,11 +253,45 @@ async fn calls_made_while_the_server_is_down_wait_for_it_with_backoff() {
         .options(options(VersionPolicy::Auto))
         .build()
         .unwrap();
+    // While the server is down, a stand-in answers 503 (as a load balancer
+    // with no backend does) and counts the attempts: the real server comes
+    // up only once the client has tried again after a backoff.
+    let stand_in = TcpListener::bind(addr).await.unwrap();
+    let (attempts_tx, mut attempts) = tokio::sync::mpsc::unbounded_channel();
+    let unavailable = tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = stand_in.accept().await else {
+                return;
+            };
+            let attempts = attempts_tx.clone();
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut head = Vec::new();
+                let mut buffer = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buffer).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buffer[..n]),
+                    }
+                }
+                let reply = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+                let _ = socket.write_all(reply).await;
+                let _ = attempts.send(());
+            });
+        }
+    });
     let call = tokio::spawn({
         let client = client.clone();
         async move { client.call_tool("echo", json!({"message": "late"})).await }
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    for attempt in 1..=2 {
+        tokio::time::timeout(Duration::from_secs(10), attempts.recv())
+            .await
+            .unwrap_or_else(|_| panic!("attempt {attempt} within 10 s"))
+            .unwrap();
+    }
+    unavailable.abort();
+    let _ = unavailable.await;
     let _server = Running::start(addr).await;
     let result = call.await.unwrap().unwrap();
     assert_eq!(text(&result), "late");

@@ -70,6 +70,8 @@ pub struct FixtureOptions {
     /// The transport's way to close the current request's SSE stream, used by
     /// `test_reconnection`. Without one the tool only waits and answers.
     pub stream_closer: Option<StreamCloser>,
+    /// Where tasks live; without an engine the task tools run as plain tools.
+    pub tasks: Option<toolport_server::TaskEngine>,
 }
 
 impl Default for FixtureOptions {
@@ -78,6 +80,7 @@ impl Default for FixtureOptions {
             step_delay: Duration::from_millis(50),
             reconnection_delay: Duration::from_millis(100),
             stream_closer: None,
+            tasks: None,
         }
     }
 }
@@ -88,6 +91,7 @@ impl fmt::Debug for FixtureOptions {
             .field("step_delay", &self.step_delay)
             .field("reconnection_delay", &self.reconnection_delay)
             .field("stream_closer", &self.stream_closer.is_some())
+            .field("tasks", &self.tasks.is_some())
             .finish()
     }
 }
@@ -124,6 +128,9 @@ pub fn fixture_server_with(options: FixtureOptions) -> Server {
     }
     for prompt in prompts::all() {
         builder = builder.prompt(prompt);
+    }
+    if let Some(engine) = options.tasks.clone() {
+        builder = builder.tasks(engine);
     }
     let server = builder.build().expect("the fixture's definitions are valid");
     let _ = slot.set(server.clone());

@@ -91,6 +91,23 @@ pub const WATCHED_RESOURCE_URI: &str = "test://watched-resource";
 /// `resources-templates-read`: `test://template/123/data` reads id 123.
 pub const TEMPLATE_URI: &str = "test://template/{id}/data";
 
+// ----- tasks (the `tasks-*` scenarios of the extension io.modelcontextprotocol/tasks) -----
+
+/// Never a task: greets `name`.
+pub const GREET: &str = "greet";
+/// Task-supporting: sleeps `seconds`, then answers; cancellable.
+pub const SLOW_COMPUTE: &str = "slow_compute";
+/// Task required: ends with a tool error (`isError`).
+pub const FAILING_JOB: &str = "failing_job";
+/// Task-supporting: ends with a JSON-RPC error.
+pub const PROTOCOL_ERROR_JOB: &str = "protocol_error_job";
+/// Task-supporting: asks for confirmation (one input request) inside the task.
+pub const CONFIRM_DELETE: &str = "confirm_delete";
+/// Task-supporting: asks two questions at once inside the task.
+pub const MULTI_INPUT: &str = "multi_input";
+/// Task required: asks `user_name` through MRTR first, then becomes a task.
+pub const TEST_TOOL_WITH_TASK: &str = "test_tool_with_task";
+
 // ----- prompts -----
 
 /// `prompts-get-simple`.

@@ -18,6 +18,7 @@ use crate::names::*;
 use crate::{FixtureOptions, ServerSlot, prompts};
 
 mod mrtr;
+mod tasks;
 
 /// The `logger` of the fixture's log messages.
 const LOGGER: &str = "conformance-test-server";
@@ -47,6 +48,7 @@ pub(crate) fn all(options: &FixtureOptions, slot: &ServerSlot) -> Vec<ToolEntry>
         trigger_prompt_change(slot.clone()),
     ];
     tools.extend(mrtr::all());
+    tools.extend(tasks::all());
     tools
 }
 

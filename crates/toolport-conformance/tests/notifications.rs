@@ -137,6 +137,7 @@ async fn the_reconnection_tool_asks_the_transport_to_close_the_stream() {
             seen.fetch_add(1, Ordering::SeqCst);
             true
         })),
+        tasks: None,
     });
     let mut client = Client::handshake(&server, HANDSHAKE, json!({})).await;
     let call = client

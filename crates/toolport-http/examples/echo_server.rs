@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use toolport_http::{HttpConfig, HttpServer};
-use toolport_server::audit::AuditLog;
+use toolport_server::audit::{AuditKey, AuditLog, AuditOptions};
 use toolport_server::policy::{PolicyConfig, RateConfig, ToolPolicyConfig};
 use toolport_server::{Server, tool};
 
@@ -63,9 +63,14 @@ async fn main() -> std::io::Result<()> {
             ..PolicyConfig::default()
         });
         if audit {
+            let options = AuditOptions {
+                redact: vec!["password".into()],
+                ..AuditOptions::default()
+            };
             builder.audit(AuditLog::open(
                 audit_path.to_str().expect("a UTF-8 temp dir"),
-                vec!["password".into()],
+                AuditKey::generate(),
+                options,
             )?)
         } else {
             builder

@@ -92,6 +92,10 @@ impl PeerChannel for RequestChannel {
             }
         })
     }
+
+    fn can_request(&self) -> bool {
+        self.live.is_some()
+    }
 }
 
 /// The era-specific parts of answering.
@@ -153,6 +157,12 @@ pub(crate) async fn answer(
         },
         None => (None, CancellationToken::new()),
     };
+    // Without a session, the call is found by its principal and id when
+    // the client cancels it (`sessionless.rs`).
+    let running = matches!(answering, Answering::Handshake(None)).then(|| {
+        let owner = principal.as_ref().map(crate::auth::session_owner);
+        state.sessionless.begin(owner, id.clone(), cancel.clone())
+    });
     let outbox = Arc::new(Outbox::new(state.config.stream_buffer));
     let closer = CloseOnDrop(outbox.clone());
     let call = CallContext {
@@ -166,7 +176,10 @@ pub(crate) async fn answer(
         session_id: live.as_ref().map(|l| l.id.clone()),
     };
     let server = state.server.clone();
-    let mut work: Work = Box::pin(async move { server.answer(admitted, call).await });
+    let mut work: Work = Box::pin(async move {
+        let _running = running;
+        server.answer(admitted, call).await
+    });
 
     // Wait for the handler's first message or its answer, whichever comes
     // first; only then is it known whether the answer is JSON (with the status
@@ -223,6 +236,7 @@ fn json_answer(
     let mut response = match outcome {
         Ok(result) => reply::message(StatusCode::OK, &Message::Response(RpcResponse { id, result })),
         Err(error) if error.code == ErrorCode::OVERLOADED => reply::overloaded(Some(id), error),
+        Err(error) if toolport_server::state::is_state_unavailable(&error) => reply::state_unavailable(Some(id), error),
         Err(error) => {
             let status = match answering {
                 Answering::Stateless => reply::stateless_status(error.code),
@@ -372,7 +386,7 @@ async fn stream_handshake(
                 biased;
                 message = outbox.0.recv() => live.emit(stream_id, &stream, &message).await,
                 _ = check.tick() => {
-                    if live.has_reader(&stream) {
+                    if live.has_reader(&stream) || live.read_elsewhere(stream_id).await {
                         orphaned_since = None;
                     } else if orphaned_since.get_or_insert_with(tokio::time::Instant::now).elapsed() >= grace {
                         crate::live::disconnected("client_gone");

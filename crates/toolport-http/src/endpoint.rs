@@ -11,7 +11,6 @@ use toolport_protocol::jsonrpc::{
     self, ErrorResponse, Frame, Message, Notification, RequestId, Response as RpcResponse,
 };
 use toolport_protocol::{Era, ErrorObject, ProtocolVersion, lifecycle};
-use toolport_rpc::exchange::Delivery;
 use toolport_server::{
     Admitted, Authorizer, Negotiated, Principal, Refusal, RequestEra, Session, TransportFacts, request_era,
 };
@@ -44,6 +43,10 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
     }
     let (parts, body) = request.into_parts();
     let headers = RequestHeaders::read(&parts.headers);
+    if let Err(error) = headers.check_single_valued() {
+        tracing::debug!(%error, "request refused");
+        return reply::error(StatusCode::BAD_REQUEST, None, error);
+    }
     if let Err(rejection) = guard::check_origin_and_host(&headers, &state.config) {
         return rejected(&rejection);
     }
@@ -226,16 +229,14 @@ async fn single(
         }
         Message::Notification(notification) => {
             if is_stateless_notification(&notification) {
-                // 2026-07-28 defines no client notifications over HTTP
-                // (closing a stream is the cancellation): accepted, ignored.
+                // None are defined over HTTP in 2026-07-28 (closing a stream cancels).
                 return reply::status(StatusCode::ACCEPTED);
             }
             match handshake_session(state, headers, caller).await {
                 Err(response) => *response,
-                Ok((_, live)) => {
-                    if let Some(live) = live {
-                        deliver(&live, Message::Notification(notification));
-                    }
+                Ok((_, Some(live))) => deliver(&live, Message::Notification(notification)).await,
+                Ok((_, None)) => {
+                    state.sessionless.cancel(caller.owner(), &notification);
                     reply::status(StatusCode::ACCEPTED)
                 }
             }
@@ -245,12 +246,8 @@ async fn single(
         }
         answer @ (Message::Response(_) | Message::Error(_)) => match handshake_session(state, headers, caller).await {
             Err(response) => *response,
-            Ok((_, live)) => {
-                if let Some(live) = live {
-                    deliver(&live, answer);
-                }
-                reply::status(StatusCode::ACCEPTED)
-            }
+            Ok((_, Some(live))) => deliver(&live, answer).await,
+            Ok((_, None)) => reply::status(StatusCode::ACCEPTED),
         },
     }
 }
@@ -287,16 +284,19 @@ fn is_stateless_notification(notification: &Notification) -> bool {
 
 /// A handshake-era message that is not a new request: an answer to one of
 /// our requests reaches its waiter, `notifications/cancelled` the client's
-/// running request; other notifications are ignored.
-fn deliver(live: &LiveSession, message: Message) {
-    match live.exchange.deliver(message) {
-        Delivery::NotHere(id) => {
-            // Nothing of that id waits or runs on this replica: it finished,
-            // it never existed, or another replica serving the session runs
-            // it. Forwarding to that replica belongs here.
-            tracing::debug!(session = %live.id, %id, "nothing here for this answer or cancellation");
+/// running request (here, or relayed to the replica that runs it); other
+/// notifications are ignored. 202 once it is on its way; 503 when it could
+/// not be relayed, so the client sends it again.
+async fn deliver(live: &LiveSession, message: Message) -> HttpResponse {
+    match crate::replicas::deliver(live, message).await {
+        Ok(()) => reply::status(StatusCode::ACCEPTED),
+        Err(e) => {
+            tracing::error!(session = %live.id, error = %e, "answer or cancellation not relayed");
+            store_unavailable(
+                None,
+                "the message could not be passed to the replica running its request",
+            )
         }
-        Delivery::Delivered | Delivery::Notification(_) | Delivery::Ignored => {}
     }
 }
 
@@ -349,10 +349,10 @@ async fn initialize(state: &Arc<AppState>, admitted: Admitted, caller: &Caller) 
 /// too much, and its retry does not wait for its own requests to finish but
 /// for the store to come back. The store's own words stay in the log (they
 /// may name its address).
-fn store_unavailable(id: Option<RequestId>, what: &str) -> HttpResponse {
+pub(crate) fn store_unavailable(id: Option<RequestId>, what: &str) -> HttpResponse {
     let error = ErrorObject::new(
         toolport_protocol::ErrorCode::INTERNAL_ERROR,
-        format!("Service Unavailable: {what}, because the session store is unavailable; retry shortly"),
+        format!("Service Unavailable: {what}, because the shared state store is unavailable; retry shortly"),
     );
     let mut response = reply::error(StatusCode::SERVICE_UNAVAILABLE, id, error);
     response
@@ -376,6 +376,9 @@ impl toolport_rpc::PeerChannel for NoChannel {
         _: std::time::Duration,
     ) -> toolport_rpc::peer::BoxFuture<'_, Result<Box<serde_json::value::RawValue>, toolport_rpc::RpcError>> {
         Box::pin(async { Err(toolport_rpc::RpcError::Closed) })
+    }
+    fn can_request(&self) -> bool {
+        false
     }
 }
 
@@ -456,6 +459,7 @@ async fn batch(
     };
     let json_only = Accepts { json: true, sse: false };
     let mut answers = Vec::new();
+    let mut undelivered = None;
     for item in items {
         match item {
             Err(error) => answers.push(Message::Error(error)),
@@ -492,13 +496,17 @@ async fn batch(
             }
             Ok(message) => {
                 if let Some(live) = &live {
-                    deliver(live, message);
+                    let delivered = deliver(live, message).await;
+                    if delivered.status() != StatusCode::ACCEPTED {
+                        undelivered = Some(delivered);
+                    }
                 }
             }
         }
     }
     if answers.is_empty() {
-        return reply::status(StatusCode::ACCEPTED);
+        // Nothing else to say: say that what could not be relayed must be sent again.
+        return undelivered.unwrap_or_else(|| reply::status(StatusCode::ACCEPTED));
     }
     let body = serde_json::to_vec(&answers).expect("messages serialize");
     reply::json(StatusCode::OK, Bytes::from(body))
@@ -533,7 +541,12 @@ async fn get(state: &Arc<AppState>, headers: &RequestHeaders<'_>, caller: &Calle
         },
     };
     let (tx, rx) = mpsc::channel(state.config.stream_buffer.max(state.config.events_per_stream));
-    match live.attach(stream, after, tx).await {
+    let attached = match &live.relay {
+        // Another replica runs (or ran) it: follow the shared log.
+        Some(relay) if !live.has_stream(stream) => crate::replicas::follow(&live, relay, stream, after, tx).await,
+        _ => live.attach(stream, after, tx).await,
+    };
+    match attached {
         Ok(()) => {
             let mut response = http::Response::new(crate::body::McpBody::Sse(Box::new(SseBody::new(
                 rx,

@@ -79,23 +79,80 @@ pub(crate) fn check_origin_and_host(headers: &RequestHeaders<'_>, config: &HttpC
 }
 
 fn origin_allowed(origin: &str, config: &HttpConfig) -> bool {
+    // Nothing but a well-formed origin is compared: `http://127.0.0.1:80@evil.example`
+    // (user info) or `http://127.0.0.1:80.evil.example` (a host that only
+    // starts like ours) must not pass for ours.
+    let Some(origin) = Origin::parse(origin) else {
+        return config.allowed_origins.iter().any(|o| o == "*");
+    };
     if config
         .allowed_origins
         .iter()
-        .any(|o| o == "*" || o.eq_ignore_ascii_case(origin))
+        .any(|o| o == "*" || Origin::parse(o).is_some_and(|allowed| allowed == origin))
     {
         return true;
     }
     // Pages served from this machine may talk to a server bound to it.
-    let Some((scheme, rest)) = origin.split_once("://") else {
-        return false;
-    };
-    if !matches!(scheme, "http" | "https") {
-        return false;
-    }
-    let host = strip_port(rest.trim_end_matches('/'));
     config.bind.ip().is_loopback()
-        && (is_loopback_name(host) || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+        && (is_loopback_name(&origin.host) || origin.host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+}
+
+/// A web origin as browsers serialize it (RFC 6454 section 6.1):
+/// `scheme "://" host [ ":" port ]`, nothing more — no user info, path,
+/// query or fragment. Scheme and host compare case-insensitively (they are
+/// kept lowercase), and a missing port is the scheme's default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Origin {
+    pub(crate) scheme: String,
+    /// Lowercase; an IPv6 address without its brackets.
+    pub(crate) host: String,
+    pub(crate) port: u16,
+}
+
+impl Origin {
+    /// Reads an `http` or `https` origin; `None` for anything else
+    /// (including `null`, opaque origins and other schemes).
+    pub(crate) fn parse(text: &str) -> Option<Origin> {
+        let (scheme, authority) = text.split_once("://")?;
+        let scheme = scheme.to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "http" => 80,
+            "https" => 443,
+            _ => return None,
+        };
+        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
+            let (address, rest) = bracketed.split_once(']')?;
+            address.parse::<std::net::Ipv6Addr>().ok()?;
+            (address, rest)
+        } else {
+            let end = authority.find(':').unwrap_or(authority.len());
+            let (host, rest) = authority.split_at(end);
+            let label_ok = |label: &str| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && !label.starts_with('-')
+                    && !label.ends_with('-')
+            };
+            if host.is_empty() || host.len() > 253 || !host.split('.').all(label_ok) {
+                return None;
+            }
+            (host, rest)
+        };
+        let port = match port.strip_prefix(':') {
+            None if port.is_empty() => default_port,
+            None => return None,
+            Some(digits) if (1..=5).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) => {
+                digits.parse().ok()?
+            }
+            Some(_) => return None,
+        };
+        Some(Origin {
+            scheme,
+            host: host.to_ascii_lowercase(),
+            port,
+        })
+    }
 }
 
 /// A page of this server calling it back: the Origin's authority is the
@@ -104,10 +161,13 @@ fn origin_allowed(origin: &str, config: &HttpConfig) -> bool {
 /// both.
 fn same_origin(origin: &str, host: &str, config: &HttpConfig) -> bool {
     let host_checked = config.allowed_hosts.is_some() || config.bind.ip().is_loopback();
-    let authority = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"));
-    config.same_origin && host_checked && !host.is_empty() && authority.is_some_and(|a| a.eq_ignore_ascii_case(host))
+    if !(config.same_origin && host_checked) || host.is_empty() {
+        return false;
+    }
+    // The Host read as an authority of the Origin's scheme: the same parts
+    // (the default port filled in) or not the same site.
+    Origin::parse(origin)
+        .is_some_and(|origin| Origin::parse(&format!("{}://{host}", origin.scheme)).is_some_and(|own| own == origin))
 }
 
 /// What the client's `Accept` header allows.
@@ -262,6 +322,65 @@ mod tests {
         };
         let rebinding = [("host", "evil.example:8080"), ("origin", "http://evil.example:8080")];
         assert!(with(&rebinding, |h| check_origin_and_host(h, &any_host)).is_err());
+    }
+
+    #[test]
+    fn origins_are_parsed_and_compared_exactly() {
+        let config = HttpConfig::default();
+        let origin = |value: &'static str| {
+            with(&[("host", "127.0.0.1:8080"), ("origin", value)], |h| {
+                check_origin_and_host(h, &config)
+            })
+        };
+        for ok in [
+            "http://127.0.0.1:8080",
+            "http://localhost",
+            "HTTP://LOCALHOST:5173",
+            "https://[::1]:8443",
+            "http://app.localhost:3000",
+        ] {
+            assert_eq!(origin(ok), Ok(()), "{ok}");
+        }
+        for hostile in [
+            "http://127.0.0.1:8080@evil.example",
+            "http://127.0.0.1:8080.evil.example",
+            "http://127.0.0.1.evil.example",
+            "http://localhost@evil.example",
+            "http://localhost:8080/path",
+            "http://localhost:8080/",
+            "http://localhost:99999",
+            "http://localhost:",
+            "http://localhost:8080?x",
+            "http://[::1",
+            "http://[::1]evil",
+            "ftp://localhost",
+            "http://",
+            "null",
+            "http://local host",
+        ] {
+            let err = origin(hostile).unwrap_err();
+            assert_eq!(err.status(), StatusCode::FORBIDDEN, "{hostile}");
+        }
+        // A configured origin is compared by its parts, the default port filled in.
+        let open = HttpConfig {
+            allowed_origins: vec!["https://app.example".into()],
+            bind: "0.0.0.0:8080".parse().unwrap(),
+            ..HttpConfig::default()
+        };
+        let against = |value: &'static str| {
+            with(&[("host", "api.example"), ("origin", value)], |h| {
+                check_origin_and_host(h, &open)
+            })
+        };
+        assert_eq!(against("https://APP.example:443"), Ok(()));
+        for hostile in [
+            "https://app.example.evil",
+            "https://app.example@evil",
+            "http://app.example",
+            "https://app.example:444",
+        ] {
+            assert!(against(hostile).is_err(), "{hostile}");
+        }
     }
 
     #[test]

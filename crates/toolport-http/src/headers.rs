@@ -5,7 +5,7 @@
 //! [`RoutingHeaders`]: what they must say depends on the method and the tool.
 
 use http::{HeaderMap, HeaderName, HeaderValue, header};
-use toolport_protocol::ErrorObject;
+use toolport_protocol::{ErrorCode, ErrorObject};
 use toolport_server::RoutingHeaders;
 use toolport_server::admission::headers as routing;
 
@@ -39,6 +39,10 @@ pub(crate) struct RequestHeaders<'h> {
     pub(crate) protocol_version: Option<&'h HeaderValue>,
     pub(crate) method: Option<&'h HeaderValue>,
     pub(crate) name: Option<&'h HeaderValue>,
+    /// The first single-valued MCP header that came more than once. Such a
+    /// header has no one value: intermediaries disagree on which line
+    /// counts, so the request is refused rather than judged by its first.
+    pub(crate) repeated: Option<&'h HeaderName>,
 }
 
 impl<'h> RequestHeaders<'h> {
@@ -55,7 +59,10 @@ impl<'h> RequestHeaders<'h> {
             protocol_version: None,
             method: None,
             name: None,
+            repeated: None,
         };
+        let mut session_seen = false;
+        let mut last_event_seen = false;
         for (name, value) in all {
             let slot = if name == header::ACCEPT {
                 found.accepts_more |= found.accept.is_some();
@@ -73,13 +80,47 @@ impl<'h> RequestHeaders<'h> {
             } else if name == NAME {
                 &mut found.name
             } else {
+                let seen = if name == SESSION_ID {
+                    &mut session_seen
+                } else if name == LAST_EVENT_ID {
+                    &mut last_event_seen
+                } else {
+                    if name.as_str().starts_with(PARAM_PREFIX) && all.get_all(name).iter().nth(1).is_some() {
+                        found.repeated.get_or_insert(name);
+                    }
+                    continue;
+                };
+                if std::mem::replace(seen, true) {
+                    found.repeated.get_or_insert(name);
+                }
                 continue;
             };
+            let single_valued = name == PROTOCOL_VERSION || name == METHOD || name == NAME || name == header::ORIGIN;
+            if single_valued && slot.is_some() {
+                found.repeated.get_or_insert(name);
+            }
             slot.get_or_insert(value);
         }
         found
     }
+
+    /// Refuses a request that repeats a single-valued header the endpoint
+    /// reads (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+    /// `Mcp-Param-*`, `Mcp-Session-Id`, `Last-Event-ID`, `Origin`): -32020,
+    /// answered 400.
+    pub(crate) fn check_single_valued(&self) -> Result<(), ErrorObject> {
+        match &self.repeated {
+            None => Ok(()),
+            Some(name) => Err(ErrorObject::new(
+                ErrorCode::HEADER_MISMATCH,
+                format!("Header mismatch: the {name} header is sent more than once; send it once, with one value"),
+            )),
+        }
+    }
 }
+
+/// The lowercase prefix of the `Mcp-Param-{Name}` headers.
+const PARAM_PREFIX: &str = "mcp-param-";
 
 /// The protocol version header, if present; an error when it is not text.
 pub(crate) fn protocol_version<'a>(headers: &'a RequestHeaders<'_>) -> Result<Option<&'a str>, ErrorObject> {
@@ -131,9 +172,42 @@ mod tests {
         assert_eq!(found.protocol_version, map.get(PROTOCOL_VERSION));
         assert_eq!(found.method.map(HeaderValue::as_bytes), Some(&b"tools/call"[..]));
         assert_eq!(found.name, map.get(NAME));
+        assert_eq!(found.repeated, Some(&METHOD));
+        assert_eq!(
+            found.check_single_valued().unwrap_err().code,
+            ErrorCode::HEADER_MISMATCH
+        );
         let empty = HeaderMap::new();
         let none = RequestHeaders::read(&empty);
         assert!(none.accept.is_none() && !none.accepts_more && none.host.is_none());
+        assert_eq!(none.check_single_valued(), Ok(()));
+    }
+
+    #[test]
+    fn single_valued_headers_sent_twice_are_found() {
+        for (twice, other) in [
+            ("mcp-name", "mcp-method"),
+            ("mcp-protocol-version", "mcp-name"),
+            ("mcp-param-region", "mcp-param-zone"),
+            ("mcp-session-id", "last-event-id"),
+            ("last-event-id", "mcp-session-id"),
+            ("origin", "host"),
+        ] {
+            let mut map = HeaderMap::new();
+            map.append(other, HeaderValue::from_static("once"));
+            map.append(twice, HeaderValue::from_static("a"));
+            map.append("x-between", HeaderValue::from_static("b"));
+            map.append(twice, HeaderValue::from_static("a"));
+            let found = RequestHeaders::read(&map);
+            assert_eq!(found.repeated.map(HeaderName::as_str), Some(twice), "{twice}");
+            // Once each is fine, and so are headers that may repeat.
+            let mut map = HeaderMap::new();
+            map.append(other, HeaderValue::from_static("once"));
+            map.append(twice, HeaderValue::from_static("a"));
+            map.append("accept", HeaderValue::from_static("application/json"));
+            map.append("accept", HeaderValue::from_static("text/event-stream"));
+            assert_eq!(RequestHeaders::read(&map).repeated, None, "{twice}");
+        }
     }
 
     #[test]

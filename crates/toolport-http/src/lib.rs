@@ -30,6 +30,8 @@ pub mod auth;
 mod body;
 pub mod config;
 mod endpoint;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod guard;
 pub mod headers;
 mod live;
@@ -37,11 +39,14 @@ pub mod mount;
 mod outbox;
 mod process;
 pub mod ready;
+mod replicas;
 mod reply;
 mod serve;
+mod sessionless;
 mod sse;
 mod state;
 pub mod store;
+mod topics;
 
 pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};

@@ -7,15 +7,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::jsonrpc::{Message, encode};
 use toolport_rpc::exchange::Exchange;
-use toolport_server::state::new_stream_id;
+use toolport_server::state::{Relay, new_stream_id};
 use toolport_server::{Server, ServerEvent, Session};
 
-use crate::sse;
 use crate::store::EventLog;
+use crate::{sse, topics};
 
 /// The stream id of the standalone GET stream; POST streams have random ids
 /// (so that no two replicas sharing an event log open the same stream).
@@ -68,22 +68,48 @@ pub(crate) struct LiveSession {
     last_used: Mutex<tokio::time::Instant>,
     /// Fires when the session ends (DELETE, expiry, shutdown).
     pub(crate) closed: CancellationToken,
-    events: Arc<dyn EventLog>,
+    pub(crate) events: Arc<dyn EventLog>,
+    /// The other replicas, when several serve the session (see [`crate::replicas`]).
+    pub(crate) relay: Option<Arc<dyn Relay>>,
+    /// True once the session hears what other replicas relay to it.
+    pub(crate) subscribed: watch::Sender<bool>,
+}
+
+/// Where a replica's own request ids start: at random below 2^52, so that
+/// two replicas' ids for one session are far apart (and stay exact in a
+/// JavaScript client's numbers).
+fn random_id_base() -> i64 {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).expect("the OS random source is available");
+    i64::from(u32::from_le_bytes(bytes)) << 20
 }
 
 impl LiveSession {
-    /// A session whose finished streams stay resumable for `retention`.
-    pub(crate) fn new(id: String, session: Arc<Session>, events: Arc<dyn EventLog>, retention: Duration) -> Arc<Self> {
+    /// A session whose finished streams stay resumable for `retention`;
+    /// with a relay, other replicas may serve it too.
+    pub(crate) fn new(
+        id: String,
+        session: Arc<Session>,
+        events: Arc<dyn EventLog>,
+        retention: Duration,
+        relay: Option<Arc<dyn Relay>>,
+    ) -> Arc<Self> {
+        let exchange = match relay {
+            Some(_) => Exchange::counting_after(random_id_base()),
+            None => Exchange::new(),
+        };
         Arc::new(LiveSession {
             id,
             session,
-            exchange: Exchange::new(),
+            exchange,
             streams: Mutex::default(),
             finished: Mutex::default(),
             retention,
             closed: CancellationToken::new(),
             last_used: Mutex::new(tokio::time::Instant::now()),
             events,
+            subscribed: watch::channel(relay.is_none()).0,
+            relay,
         })
     }
 
@@ -100,6 +126,11 @@ impl LiveSession {
         });
         self.streams().insert(id, state.clone());
         (id, state)
+    }
+
+    /// Whether this replica runs (or ran) the stream; another one may.
+    pub(crate) fn has_stream(&self, id: u64) -> bool {
+        id == GET_STREAM || self.streams().contains_key(&id)
     }
 
     fn stream(&self, id: u64) -> Option<Arc<StreamState>> {
@@ -124,24 +155,44 @@ impl LiveSession {
                 None
             }
         };
-        let mut live = stream.reader();
-        if let Some(tx) = live.as_ref() {
-            match tx.try_send(sse::event(id.as_deref(), None, &data)) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    disconnected("slow_consumer");
-                    tracing::warn!(
-                        session = %self.id,
-                        stream = stream_id,
-                        "disconnected an SSE reader that does not keep up; it may resume from its last event id"
-                    );
-                    *live = None;
-                }
-                Err(mpsc::error::TrySendError::Closed(_)) => {
-                    tracing::debug!(session = %self.id, stream = stream_id, "stream reader gone");
-                    *live = None;
+        let read_here = {
+            let mut live = stream.reader();
+            if let Some(tx) = live.as_ref() {
+                match tx.try_send(sse::event(id.as_deref(), None, &data)) {
+                    Ok(()) => {}
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        disconnected("slow_consumer");
+                        tracing::warn!(
+                            session = %self.id,
+                            stream = stream_id,
+                            "disconnected an SSE reader that does not keep up; it may resume from its last event id"
+                        );
+                        *live = None;
+                    }
+                    Err(mpsc::error::TrySendError::Closed(_)) => {
+                        tracing::debug!(session = %self.id, stream = stream_id, "stream reader gone");
+                        *live = None;
+                    }
                 }
             }
+            live.is_some()
+        };
+        // Nobody reads here: perhaps a replica the client resumed on does.
+        if !read_here
+            && id.is_some()
+            && stream_id != GET_STREAM
+            && let Some(relay) = &self.relay
+        {
+            topics::announce_event(relay.as_ref(), &self.id, stream_id).await;
+        }
+    }
+
+    /// Whether a replica other than this one follows the stream (its
+    /// client resumed there).
+    pub(crate) async fn read_elsewhere(&self, stream_id: u64) -> bool {
+        match &self.relay {
+            Some(relay) => topics::followed_elsewhere(relay.as_ref(), &self.id, stream_id).await,
+            None => false,
         }
     }
 
@@ -272,6 +323,23 @@ impl LiveSession {
         }
     }
 
+    /// Ends every stream's response here, the answer streams of running
+    /// requests too (the drain, when other replicas share the session): the
+    /// clients resume with `Last-Event-ID` on a replica that stays, which
+    /// follows what the requests still running here record.
+    pub(crate) fn end_streams(&self) {
+        for stream in self.streams().values() {
+            *stream.reader() = None;
+        }
+    }
+
+    /// Whether the standalone GET stream has a reader here.
+    pub(crate) fn get_stream_read_here(&self) -> bool {
+        self.streams()
+            .get(&GET_STREAM)
+            .is_some_and(|stream| self.has_reader(stream))
+    }
+
     /// Server-initiated messages go on the standalone GET stream.
     pub(crate) async fn emit_on_get_stream(&self, message: &Message) {
         let stream = self.get_stream();
@@ -321,6 +389,12 @@ pub(crate) async fn forward_changes(server: Server, live: Arc<LiveSession>) {
             {
                 continue;
             }
+            // Every replica serving the session hears each event: only the
+            // one its client reads the GET stream from records it, or the
+            // stream would hold it once per replica.
+            if live.relay.is_some() && !live.get_stream_read_here() {
+                continue;
+            }
             live.emit_on_get_stream(&Message::Notification(event.notification()))
                 .await;
         }
@@ -352,7 +426,7 @@ mod tests {
         let events = Arc::new(MemoryEventLog::new(16));
         let session = Arc::new(Session::new());
         // No retention: each finished stream replaces the one before.
-        let live = LiveSession::new("s".into(), session.clone(), events.clone(), Duration::ZERO);
+        let live = LiveSession::new("s".into(), session.clone(), events.clone(), Duration::ZERO, None);
         let ids = run_streams(&live, 10).await;
         assert_eq!(live.streams().len(), 1);
         let (last, earlier) = ids.split_last().unwrap();
@@ -369,7 +443,7 @@ mod tests {
             assert_eq!(live.attach(*id, 1, tx).await, Err(AttachError::Unknown));
         }
         // A long retention still keeps no more than the cap.
-        let live = LiveSession::new("t".into(), session, events.clone(), Duration::from_secs(3600));
+        let live = LiveSession::new("t".into(), session, events.clone(), Duration::from_secs(3600), None);
         let ids = run_streams(&live, MAX_FINISHED_STREAMS + 10).await;
         assert_eq!(live.streams().len(), MAX_FINISHED_STREAMS);
         assert!(events.after("t", ids[9], 0).await.unwrap().is_none());
@@ -395,8 +469,15 @@ mod tests {
     #[tokio::test]
     async fn two_replicas_of_a_session_sharing_a_log_never_mint_one_event_id() {
         let events: Arc<dyn EventLog> = Arc::new(MemoryEventLog::new(64));
-        let replicas =
-            [0, 1].map(|_| LiveSession::new("s".into(), Arc::new(Session::new()), events.clone(), Duration::ZERO));
+        let replicas = [0, 1].map(|_| {
+            LiveSession::new(
+                "s".into(),
+                Arc::new(Session::new()),
+                events.clone(),
+                Duration::ZERO,
+                None,
+            )
+        });
         let note = Message::Notification(Notification::new("n", None));
         let mut ids = std::collections::BTreeSet::new();
         for replica in &replicas {
@@ -453,7 +534,7 @@ mod tests {
             inner: MemoryEventLog::new(64),
             turns: std::sync::atomic::AtomicUsize::new(8),
         });
-        let live = LiveSession::new("s".into(), Arc::new(Session::new()), events, Duration::ZERO);
+        let live = LiveSession::new("s".into(), Arc::new(Session::new()), events, Duration::ZERO, None);
         let note = Message::Notification(Notification::new("n", None));
         let (tx, mut rx) = mpsc::channel(16);
         live.attach(GET_STREAM, 0, tx).await.unwrap();

@@ -63,17 +63,32 @@ pub(crate) fn stateless_status(code: ErrorCode) -> StatusCode {
 /// An overload refusal: 429 with `Retry-After` (whole seconds, rounded up)
 /// from the error's `data.retryAfterMs`, in both eras.
 pub(crate) fn overloaded(id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
-    let retry_ms = error
-        .data
-        .as_ref()
-        .and_then(|d| d.get("retryAfterMs"))
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(1000);
+    let retry_ms = retry_after_ms(&error);
     let mut response = self::error(StatusCode::TOO_MANY_REQUESTS, id, error);
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(retry_ms.div_ceil(1000).max(1)));
     response
+}
+
+/// A request that needed the shared state store while it was unavailable:
+/// 503 with `Retry-After` from the error's `data.retryAfterMs`, in both eras.
+pub(crate) fn state_unavailable(id: Option<RequestId>, error: ErrorObject) -> HttpResponse {
+    let retry_ms = retry_after_ms(&error);
+    let mut response = self::error(StatusCode::SERVICE_UNAVAILABLE, id, error);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_ms.div_ceil(1000).max(1)));
+    response
+}
+
+fn retry_after_ms(error: &ErrorObject) -> u64 {
+    error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("retryAfterMs"))
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(1000)
 }
 
 /// A transport-level failure of a handshake-era request: the answer is a

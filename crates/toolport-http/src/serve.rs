@@ -133,6 +133,19 @@ impl HttpServer {
         self
     }
 
+    /// Shares handshake-era sessions with other replicas through `relay`
+    /// (with stores the replicas share, see [`HttpServer::with_stores`]): a
+    /// client's answer or cancellation reaching this replica for a request
+    /// another one runs is relayed there, and a stream another replica runs
+    /// can be resumed here. On shutdown, answer streams end after the drain
+    /// delay, so their clients resume on a replica that stays.
+    pub fn with_relay(mut self, relay: Arc<dyn toolport_server::state::Relay>) -> Self {
+        Arc::get_mut(&mut self.state)
+            .expect("the state is not shared before the server is bound")
+            .relay = Some(relay);
+        self
+    }
+
     /// Adds a dependency that `/ready` checks (a database, a shared state
     /// store): the replica is ready only while every check passes. See
     /// [`crate::ready`] for how often checks run and how long they may take.
@@ -222,12 +235,18 @@ impl BoundServer {
         let Connections {
             graceful, mut tasks, ..
         } = connections;
-        let grace = state.config.shutdown_grace;
-        if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
+        let grace = tokio::time::Instant::now() + state.config.shutdown_grace;
+        if tokio::time::timeout_at(grace, graceful.shutdown()).await.is_err() {
             tracing::warn!(
                 open = tasks.len(),
                 "connections still open after the shutdown grace period were closed"
             );
+        }
+        // Handshake-era requests whose answer streams ended (their clients
+        // resume elsewhere) run on without a connection: they get the rest
+        // of the grace period too.
+        if tokio::time::timeout_at(grace, state.requests_finished()).await.is_err() {
+            tracing::warn!("requests still running after the shutdown grace period were cancelled");
         }
         state.close_all();
         reaper.abort();
@@ -301,9 +320,13 @@ impl Connections {
             // and a 2 KB future written there per request across many
             // connections is written to cold cache lines; a heap block the
             // allocator just freed is warm.
-            let answer = Box::pin(route(state.clone(), request));
+            // A panic anywhere on the way is a 500 with -32603 for this
+            // request, not a connection dropped under its other requests.
+            let answer = Box::pin(toolport_rpc::panic::contain("http", route(state.clone(), request)));
             async move {
-                let mut answer = answer.await;
+                let mut answer = answer.await.unwrap_or_else(|panicked| {
+                    crate::reply::error(http::StatusCode::INTERNAL_SERVER_ERROR, None, panicked.error())
+                });
                 // Draining: the client's next request goes to a new connection,
                 // which the load balancer sends to a replica that stays.
                 if state.shutdown.is_cancelled() {

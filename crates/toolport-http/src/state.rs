@@ -9,7 +9,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use toolport_server::state::SettingsChange;
+use toolport_server::state::{Relay, SettingsChange};
 use toolport_server::{Server, Session};
 
 use crate::auth::Authenticator;
@@ -40,6 +40,10 @@ pub(crate) struct AppState {
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
     /// Pages and APIs beside the endpoint (the console), if any.
     pub(crate) mount: Option<Arc<dyn Mount>>,
+    /// The other replicas sharing the stores, if any (see [`crate::replicas`]).
+    pub(crate) relay: Option<Arc<dyn Relay>>,
+    /// Handshake-era calls running without a session, for their cancellations.
+    pub(crate) sessionless: Arc<crate::sessionless::SessionlessCalls>,
 }
 
 /// The session store, with how many sessions it held when last asked: the
@@ -93,6 +97,8 @@ impl AppState {
             shutdown: CancellationToken::new(),
             auth: None,
             mount: None,
+            relay: None,
+            sessionless: Arc::default(),
         })
     }
 
@@ -137,14 +143,18 @@ impl AppState {
         if record.principal.as_deref() != owner {
             return Ok(None);
         }
-        if let Some(live) = self.live().get(id).cloned() {
+        let live = self.live().get(id).cloned();
+        if let Some(live) = live {
             live.touch();
             // Another replica may have changed the settings meanwhile.
             live.session.refresh_settings(&record.settings);
             return Ok(Some(live));
         }
         let session = Arc::new(Session::restored_with(record.negotiated, record.settings));
-        Ok(Some(self.go_live(id, session)))
+        let live = self.go_live(id, session);
+        // Answers to what the request asks may come back through another replica.
+        crate::replicas::subscribed(live.subscribed.subscribe()).await;
+        Ok(Some(live))
     }
 
     /// Ends a session; `false` if it did not exist or belongs to another
@@ -172,8 +182,17 @@ impl AppState {
             return existing.clone();
         }
         let changes = session.settings_changes();
-        let session = LiveSession::new(id.to_owned(), session, self.events.clone(), self.config.resume_grace);
+        let session = LiveSession::new(
+            id.to_owned(),
+            session,
+            self.events.clone(),
+            self.config.resume_grace,
+            self.relay.clone(),
+        );
         tokio::spawn(forward_changes(self.server.clone(), session.clone()));
+        if let Some(relay) = &self.relay {
+            tokio::spawn(crate::replicas::receive_relayed(relay.clone(), session.clone()));
+        }
         if let Some(changes) = changes {
             tokio::spawn(persist_settings(self.sessions.store.clone(), session.clone(), changes));
         }
@@ -207,10 +226,28 @@ impl AppState {
 
     /// Ends the standalone GET streams of the sessions on this machine, so
     /// their clients reopen them elsewhere while the requests still running
-    /// here finish (the drain).
+    /// here finish (the drain). With other replicas sharing the sessions,
+    /// the answer streams of those requests end too: their clients resume
+    /// on a replica that stays, which follows what is recorded here.
     pub(crate) fn end_standalone_streams(&self) {
         for live in self.live().values() {
-            live.end_get_stream();
+            if self.relay.is_some() {
+                live.end_streams();
+            } else {
+                live.end_get_stream();
+            }
+        }
+    }
+
+    /// Resolves once no session has a request running on this machine
+    /// (looked at every 20 ms; the caller bounds the wait).
+    pub(crate) async fn requests_finished(&self) {
+        loop {
+            let running = self.live().values().any(|live| !live.exchange.in_flight.is_empty());
+            if !running {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
     }
 
@@ -241,12 +278,27 @@ async fn persist_settings(
             },
             _ = live.closed.cancelled() => return,
         };
-        if let Err(e) = store.apply(&live.id, &change).await {
-            tracing::warn!(session = %live.id, error = %e, ?change, "session settings change not stored");
+        // The client was told the change is made: it is stored, however
+        // long the store is away, unless the session ends meanwhile.
+        let mut retry = tokio::time::interval(SETTINGS_RETRY);
+        loop {
+            match store.apply(&live.id, &change).await {
+                Ok(_) => break,
+                Err(e) => {
+                    tracing::warn!(session = %live.id, error = %e, ?change, "session settings change not stored yet; retrying")
+                }
+            }
+            tokio::select! {
+                _ = retry.tick() => {}
+                _ = live.closed.cancelled() => return,
+            }
         }
         live.session.settings_change_stored();
     }
 }
+
+/// How often a settings change the store refused is offered again.
+const SETTINGS_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// 128 random bits, base64url: unguessable, and visible ASCII as the spec
 /// requires of a session id.

@@ -14,16 +14,6 @@ use toolport_http::HttpConfig;
 use toolport_http::store::{MemoryEventLog, MemorySessionStore};
 use toolport_server::{NoArgs, Server, tool};
 
-/// Sends on a channel when dropped: a handler's future was dropped, which
-/// is what cancelling it does.
-struct OnDrop(mpsc::UnboundedSender<()>);
-
-impl Drop for OnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.send(());
-    }
-}
-
 /// A server whose `wait` tool runs until cancelled, saying when it started
 /// and when it was stopped.
 struct Waiting {
@@ -57,13 +47,6 @@ async fn waiting_server() -> Waiting {
         started,
         stopped,
     }
-}
-
-async fn signalled(rx: &mut mpsc::UnboundedReceiver<()>) {
-    tokio::time::timeout(PATIENCE, rx.recv())
-        .await
-        .expect("the signal within the patience")
-        .expect("the server still runs");
 }
 
 fn wait_call(id: u64) -> String {

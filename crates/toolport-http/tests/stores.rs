@@ -231,7 +231,7 @@ async fn assert_store_unavailable(answer: Answer) -> serde_json::Value {
     let body = answer.json().await;
     assert_eq!(body["error"]["code"], -32603, "{body}");
     let message = body["error"]["message"].as_str().unwrap();
-    assert!(message.contains("session store is unavailable"), "{message}");
+    assert!(message.contains("state store is unavailable"), "{message}");
     assert!(message.contains("retry"), "{message}");
     assert!(
         !message.contains("10.0.0.7"),

@@ -26,6 +26,8 @@
 mod config;
 mod data_dir;
 pub mod fs;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod sql;
 mod time;
 

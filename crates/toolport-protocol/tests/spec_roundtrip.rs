@@ -18,7 +18,8 @@ use toolport_protocol::mrtr::{InputRequest, InputRequests, InputRequiredResult, 
 use toolport_protocol::progress::{CancelledNotificationParams, ProgressNotificationParams};
 use toolport_protocol::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult};
 use toolport_protocol::resources::{
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceUpdatedNotificationParams,
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult, Resource,
+    ResourceUpdatedNotificationParams,
 };
 use toolport_protocol::result::EmptyResult;
 use toolport_protocol::roots::{ListRootsResult, Root};
@@ -87,8 +88,21 @@ fn message_round_trip(what: &str, json: &str) {
         ("", "ListToolsResultResponse") => round_trip::<ListToolsResult>(&inner, &body),
         ("", "ReadResourceResultResponse") => round_trip::<ReadResourceResult>(&inner, &body),
         ("", "SubscriptionsListenResultResponse") => round_trip::<EmptyResult>(&inner, &body),
-        // Requests whose params are only `_meta`, and list-changed notifications.
-        _ => round_trip::<Value>(&inner, &body),
+        ("resources/read" | "resources/subscribe" | "resources/unsubscribe", _) => {
+            round_trip::<ReadResourceRequestParams>(&inner, &body)
+        }
+        // Requests whose params are only `_meta`, and list-changed
+        // notifications: there is no typed struct, so they must carry
+        // nothing else (a new field would otherwise pass unchecked).
+        (method, _) => {
+            let params: Value = serde_json::from_str(&body).unwrap();
+            let keys: Vec<&String> = params.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+            assert!(
+                keys.iter().all(|k| *k == "_meta"),
+                "{inner}: {method:?} has params {keys:?} but no type is mapped to check them"
+            );
+            round_trip::<Value>(&inner, &body)
+        }
     }
 }
 

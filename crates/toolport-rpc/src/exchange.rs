@@ -144,6 +144,15 @@ impl Exchange {
         Self::default()
     }
 
+    /// An exchange whose own requests are numbered from `after + 1` (see
+    /// [`PendingRequests::counting_after`]).
+    pub fn counting_after(after: i64) -> Self {
+        Exchange {
+            pending: PendingRequests::counting_after(after),
+            in_flight: Arc::default(),
+        }
+    }
+
     /// Routes a message that is not a new request: a response or an error
     /// to the waiter of our request, a cancellation to their running request;
     /// any other notification is handed back.

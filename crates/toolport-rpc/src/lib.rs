@@ -4,6 +4,7 @@
 //! - [`stdio`]: newline-delimited stdio, for this process and for a child;
 //! - [`exchange`]: the in-flight engine: their running requests and ours
 //!   waiting for answers, with responses and cancellations routed to them;
+//! - [`panic`]: handlers that panic answer an internal error, logged and counted;
 //! - [`peer`]: the Peer engine: ids, the pending table, dispatch, cancellation,
 //!   timeouts, and [`peer::PeerChannel`], how handlers talk back.
 //!
@@ -27,6 +28,7 @@
 
 pub mod exchange;
 pub mod framing;
+pub mod panic;
 pub mod peer;
 pub mod pending;
 pub mod stdio;

@@ -55,6 +55,13 @@ pub trait PeerChannel: Send + Sync + std::fmt::Debug {
         params: Option<Value>,
         timeout: Duration,
     ) -> BoxFuture<'_, Result<Box<RawValue>, RpcError>>;
+
+    /// Whether [`request`](Self::request) can reach the other side at all.
+    /// A channel with no way back (a handshake-era request served without a
+    /// session) says no, so a handler can say why instead of failing later.
+    fn can_request(&self) -> bool {
+        true
+    }
 }
 
 /// The handler side of a connection.
@@ -416,7 +423,10 @@ async fn run_request<S: Service>(
         cancel: running.token().clone(),
         peer: peer.clone(),
     };
-    let outcome = service.call(request, cx).await;
+    // A handler that panics answers an internal error; the connection goes on.
+    let outcome = crate::panic::contain("request", service.call(request, cx))
+        .await
+        .unwrap_or_else(|panicked| Err(panicked.error()));
     let cancelled = running.token().is_cancelled();
     drop(running);
     if cancelled {

@@ -26,6 +26,16 @@ impl PendingRequests {
         Self::default()
     }
 
+    /// An empty table whose first id is `after + 1`. Replicas that serve one
+    /// conversation each start far apart (at random), so an answer reaching
+    /// one of them never matches a request the other sent.
+    pub fn counting_after(after: i64) -> Self {
+        PendingRequests {
+            next_id: AtomicI64::new(after),
+            waiters: Mutex::default(),
+        }
+    }
+
     /// Allocates an id and a receiver for its answer.
     pub fn register(&self) -> (RequestId, oneshot::Receiver<Outcome>) {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed) + 1);

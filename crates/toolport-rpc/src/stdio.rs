@@ -9,10 +9,12 @@
 //! start servers), are read and written on the runtime itself, non-blocking:
 //! a request then wakes one thread, as it does in a blocking server, instead
 //! of three (a reader thread, a runtime worker, a writer thread); that was
-//! most of the time of a cheap call. Anything else (a file, a terminal, a
-//! socket) is served by two plain threads with blocking I/O: tokio's own
-//! stdin goes through the blocking pool and hands every line across threads
-//! twice, which costs more than the work itself.
+//! most of the time of a cheap call. stdin is read by the dispatch loop
+//! itself ([`Inbox::Inline`]), so a cheap call is one wake-up, one read and
+//! one write. Anything else (a file, a terminal, a socket) is served by two
+//! plain threads with blocking I/O: tokio's own stdin goes through the
+//! blocking pool and hands every line across threads twice, which costs more
+//! than the work itself.
 
 use std::io::{self, BufRead, Write};
 use std::process::Stdio;
@@ -24,16 +26,17 @@ use toolport_protocol::jsonrpc::{self, ErrorResponse, Message, RequestId};
 use toolport_protocol::{ErrorCode, ErrorObject};
 
 use crate::framing::{Line, LineDecoder};
-use crate::transport::{Incoming, Outgoing, Transport, TransportEnd, channel};
+use crate::transport::{Inbox, Incoming, InlineReader, Outgoing, Transport, TransportEnd, channel};
 
 /// Serves on this process's stdin and stdout. Must be called within a
 /// runtime with I/O enabled.
 pub fn own_stdio(max_line: usize) -> Transport {
     #[cfg(unix)]
     if let Some((stdin, stdout)) = own_pipes() {
-        return spawn_async(BufReader::new(stdin), stdout, max_line, |e| {
-            tracing::warn!(error = %e, "stdout closed");
-        });
+        let (mut transport, end) = channel();
+        transport.incoming = Inbox::Inline(InlineReader::new(BufReader::new(stdin), max_line, decode_line));
+        spawn_writer(stdout, end, |e| tracing::warn!(error = %e, "stdout closed"));
+        return transport;
     }
     let (transport, end) = channel();
     let TransportEnd {
@@ -113,19 +116,27 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (transport, end) = channel();
-    let TransportEnd {
-        incoming,
-        outgoing,
-        writer_done,
-    } = end;
+    let incoming = end.incoming.clone();
     tokio::spawn(async move { read_async(reader, max_line, &incoming).await });
+    spawn_writer(writer, end, on_write_error);
+    transport
+}
+
+/// Writes what the transport is given in a task of its own; `on_write_error`
+/// reports why writing stopped.
+fn spawn_writer<W>(writer: W, end: TransportEnd, on_write_error: fn(&io::Error))
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let TransportEnd {
+        outgoing, writer_done, ..
+    } = end;
     tokio::spawn(async move {
         if let Err(e) = write_async(writer, outgoing).await {
             on_write_error(&e);
         }
         let _ = writer_done.send(());
     });
-    transport
 }
 
 fn read_blocking(mut input: impl BufRead, max_line: usize, incoming: &mpsc::Sender<Incoming>) {
@@ -282,6 +293,67 @@ pub fn encode_line(message: &Message) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    fn inline(reader: tokio::io::DuplexStream) -> Inbox {
+        Inbox::Inline(InlineReader::new(BufReader::new(reader), 64, decode_line))
+    }
+
+    fn id_of(item: Option<Incoming>) -> Option<RequestId> {
+        match item.expect("a message") {
+            Incoming::Frame(toolport_protocol::jsonrpc::Frame::Single(Message::Request(r))) => Some(r.id),
+            Incoming::Invalid(error) => error.id,
+            other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_inline_reader_splits_chunks_into_messages_in_order() {
+        let (mut ours, theirs) = tokio::io::duplex(1024);
+        let mut inbox = inline(theirs);
+        // Two lines in one chunk, one split across two writes, an
+        // over-long one, and a last one without its newline before the end.
+        ours.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\"}\n{\"jsonrpc\":")
+            .await
+            .unwrap();
+        assert_eq!(id_of(inbox.recv().await), Some(RequestId::Number(1)));
+        assert_eq!(id_of(inbox.recv().await), Some(RequestId::Number(2)));
+        ours.write_all(b"\"2.0\",\"id\":3,\"method\":\"c\"}\n").await.unwrap();
+        assert_eq!(id_of(inbox.recv().await), Some(RequestId::Number(3)));
+        let long = format!("{{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"{}\"}}\n", "x".repeat(100));
+        ours.write_all(long.as_bytes()).await.unwrap();
+        let Some(Incoming::Invalid(error)) = inbox.recv().await else {
+            panic!("an over-long line is refused")
+        };
+        assert_eq!(error.id, Some(RequestId::Number(4)));
+        ours.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"e\"}")
+            .await
+            .unwrap();
+        drop(ours);
+        assert_eq!(id_of(inbox.recv().await), Some(RequestId::Number(5)));
+        assert!(inbox.recv().await.is_none(), "the end of input ends the inbox");
+        assert!(inbox.recv().await.is_none(), "and it stays ended");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_receive_loses_nothing() {
+        let (mut ours, theirs) = tokio::io::duplex(1024);
+        let mut inbox = inline(theirs);
+        // Nothing to read yet: the receive is dropped while it waits.
+        tokio::select! {
+            biased;
+            item = inbox.recv() => panic!("nothing was sent, yet got {item:?}"),
+            () = std::future::ready(()) => {}
+        }
+        ours.write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"a\"}\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"b\"}\n",
+        )
+        .await
+        .unwrap();
+        assert_eq!(id_of(inbox.recv().await), Some(RequestId::Number(7)));
+        // The second line, decoded with the first, waits for the next receive.
+        assert_eq!(id_of(inbox.recv().await), Some(RequestId::Number(8)));
+    }
 
     #[test]
     fn sniffs_ids_from_the_head_of_a_message() {

@@ -22,6 +22,7 @@ use toolport_rpc::{PeerChannel, RpcError};
 
 use crate::error::ToolError;
 use crate::input::InputRequired;
+use crate::task_state::{Detached, TaskLink};
 
 /// Who is calling, once authentication has established it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -75,6 +76,8 @@ pub(crate) struct ContextInner {
     pub(crate) state: Option<Value>,
     /// Every `_meta` key the protocol does not define (trace context, idempotency keys...).
     pub(crate) meta: Arc<Meta>,
+    /// The task this handler runs as, if any.
+    pub(crate) task: Option<Arc<TaskLink>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -94,6 +97,69 @@ impl RequestContext {
 
     pub(crate) fn responses(&self) -> &BTreeMap<String, Value> {
         &self.inner.responses
+    }
+
+    /// This context, for a handler running as (or about to become) a task:
+    /// the task's cancellation replaces the request's.
+    pub(crate) fn in_task(&self, link: Arc<TaskLink>) -> RequestContext {
+        let inner = &self.inner;
+        RequestContext::new(ContextInner {
+            id: inner.id.clone(),
+            version: inner.version,
+            client_capabilities: inner.client_capabilities.clone(),
+            client_info: inner.client_info.clone(),
+            principal: inner.principal.clone(),
+            cancel: link.running.cancel.clone(),
+            progress_token: inner.progress_token.clone(),
+            log_level: inner.log_level,
+            channel: inner.channel.clone(),
+            responses: inner.responses.clone(),
+            state: inner.state.clone(),
+            meta: inner.meta.clone(),
+            task: Some(link),
+        })
+    }
+
+    /// The context of a task run again after its process died: no request,
+    /// no client to notify.
+    pub(crate) fn detached(version: ProtocolVersion, principal: Option<Principal>, link: Arc<TaskLink>) -> Self {
+        RequestContext::new(ContextInner {
+            id: toolport_protocol::jsonrpc::RequestId::Number(0),
+            version,
+            client_capabilities: Arc::default(),
+            client_info: None,
+            principal,
+            cancel: link.running.cancel.clone(),
+            progress_token: None,
+            log_level: None,
+            channel: Arc::new(Detached),
+            responses: BTreeMap::new(),
+            state: None,
+            meta: Arc::default(),
+            task: Some(link),
+        })
+    }
+
+    /// Where notifications and handshake-era requests to the client go.
+    pub(crate) fn channel(&self) -> &Arc<dyn PeerChannel> {
+        &self.inner.channel
+    }
+
+    /// The id of the task this handler runs as; `None` for a plain call.
+    pub fn task_id(&self) -> Option<String> {
+        self.inner.task.as_ref()?.task_id().map(|id| id.to_string())
+    }
+
+    /// For a tool built with
+    /// [`input_before_task`](crate::ToolEntry::input_before_task): its
+    /// questions are answered, so the request is answered with the task and
+    /// the rest of the handler runs in the background. A no-op for a plain
+    /// call or a task that exists already.
+    pub async fn start_task(&self) -> Result<(), ToolError> {
+        match &self.inner.task {
+            Some(link) => link.start().await,
+            None => Ok(()),
+        }
     }
 
     /// The JSON-RPC id of the request.
@@ -142,7 +208,18 @@ impl RequestContext {
     }
 
     /// Reports progress, if the client asked for it with a progress token.
+    /// Inside a task it also becomes the task's status message, which
+    /// `tasks/get` shows.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(link) = &self.inner.task {
+            let shown = match (&message, total) {
+                (Some(m), Some(t)) => format!("{m} ({progress}/{t})"),
+                (Some(m), None) => m.clone(),
+                (None, Some(t)) => format!("{progress}/{t}"),
+                (None, None) => progress.to_string(),
+            };
+            link.progress(shown).await;
+        }
         let Some(token) = &self.inner.progress_token else {
             return;
         };
@@ -215,6 +292,15 @@ impl RequestContext {
     /// the handler until the client has supplied all of them.
     pub async fn input(&self, requests: InputRequests) -> Result<BTreeMap<String, Value>, ToolError> {
         let missing_capability = required_capabilities(&requests, &self.inner.client_capabilities);
+        if let Some(link) = self.inner.task.as_ref().filter(|l| l.task_id().is_some()) {
+            // Inside a task the answers come through the task: tasks/update,
+            // or a 2025-11-25 tasks/result stream. A resumed task has no
+            // declared capabilities to check.
+            if let Some(required) = missing_capability.filter(|_| !link.resumed) {
+                return Err(ToolError::MissingCapability(Box::new(required)));
+            }
+            return link.input(requests, &self.inner.cancel).await;
+        }
         match self.inner.version.era() {
             Era::Stateless => {
                 let mut answers = BTreeMap::new();
@@ -238,6 +324,15 @@ impl RequestContext {
                 Err(ToolError::InputRequired(Box::new(InputRequired::new(missing))))
             }
             Era::Handshake => {
+                if !self.inner.channel.can_request() {
+                    let asked: Vec<&str> = requests.values().map(InputRequest::method).collect();
+                    return Err(ToolError::Failed(format!(
+                        "This server serves handshake-era clients without sessions, so it cannot send them requests \
+                         ({}): nothing would carry the client's answer back. Use protocol version 2026-07-28, \
+                         where a request asks for input in its result, or a server with sessions.",
+                        asked.join(", ")
+                    )));
+                }
                 if let Some(required) = missing_capability {
                     return Err(ToolError::MissingCapability(Box::new(required)));
                 }

@@ -142,7 +142,13 @@ impl Server {
         // Counted out however the request ends, also when its future is
         // dropped (a client that closed its connection).
         let _in_flight = InFlight::enter(&handles.in_flight);
-        let outcome = self.answer_in_era(admitted, call).instrument(span).await;
+        // A handler that panics (a resource, a prompt, a completion, an
+        // extension, a policy) answers -32603; tools are caught closer, in
+        // `ToolEntry::call`, so that every way of running one is covered.
+        let site = panic_site(method);
+        let outcome = toolport_rpc::panic::contain(site, self.answer_in_era(admitted, call).instrument(span))
+            .await
+            .unwrap_or_else(|panicked| Err(panicked.error()));
         let of_method = handles.of(method);
         match &outcome {
             Ok(_) => of_method.ok.increment(1),
@@ -266,9 +272,13 @@ impl Server {
                 "initialize was already sent on this connection",
             ));
         }
+        let mut capabilities = self.capabilities();
+        if version >= ProtocolVersion::V2025_11_25 {
+            capabilities.tasks = self.tasks_capability();
+        }
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
-            capabilities: self.capabilities(),
+            capabilities,
             server_info: self.inner.info.clone(),
             instructions: self.inner.instructions.clone(),
             result_type: None,
@@ -352,6 +362,17 @@ impl Server {
             }
         }
         encode(&result)
+    }
+}
+
+/// The `site` label of a panic in a request of `method`.
+fn panic_site(method: &str) -> &'static str {
+    match method {
+        tools::CALL => "tool",
+        resources::READ => "resource",
+        prompts::GET => "prompt",
+        completion::COMPLETE => "completion",
+        _ => "request",
     }
 }
 

@@ -38,6 +38,8 @@ mod dispatch;
 mod error;
 mod events;
 mod extension;
+#[doc(hidden)]
+pub mod fuzzing;
 mod input;
 mod listen;
 mod methods;
@@ -53,13 +55,15 @@ mod serve;
 mod server;
 mod session;
 pub mod state;
+mod task_state;
+mod tasks;
 mod tool;
 pub mod uri_template;
 
 pub use admission::{Admitted, Authorizer, Forbidden, Refusal, RoutingHeaders, TransportFacts};
 pub use context::{INPUT_TIMEOUT, Principal, RequestContext};
 pub use dispatch::{CallContext, RequestEra, request_era};
-pub use error::{ResourceError, ToolError};
+pub use error::{ERROR_META, Failure, ResourceError, ToolError};
 pub use events::ServerEvent;
 pub use extension::{Extension, MethodHandler, MethodResult};
 pub use input::InputRequired;
@@ -70,8 +74,11 @@ pub use serve::ServerConnection;
 pub use server::{CacheHints, Server, ServerBuilder, ServerOptions};
 pub use session::{Negotiated, Session};
 pub use tool::{
-    ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, ToolBuilder, ToolEntry, ToolHandler, WithContext, tool,
+    ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, TaskToolBuilder, ToolBuilder, ToolEntry, ToolHandler,
+    WithContext, tool,
 };
+pub use toolport_protocol::tasks::TaskSupport;
+pub use toolport_tasks::TaskEngine;
 
 /// The README's example compiles as a doctest.
 #[cfg(doctest)]

@@ -13,6 +13,8 @@ use toolport_protocol::subscriptions::{self, SubscriptionFilter, SubscriptionsLi
 use crate::dispatch::{Scope, parse};
 use crate::events::ServerEvent;
 use crate::server::Server;
+use crate::tasks::TaskFollow;
+use toolport_protocol::tasks;
 
 fn wanted(filter: &SubscriptionFilter, event: &ServerEvent) -> bool {
     match event {
@@ -23,10 +25,24 @@ fn wanted(filter: &SubscriptionFilter, event: &ServerEvent) -> bool {
     }
 }
 
+/// The next changes of the followed tasks; never, without any.
+async fn follow(tasks: &mut Option<TaskFollow>) -> Vec<Value> {
+    match tasks {
+        Some(tasks) => tasks.next().await,
+        None => std::future::pending().await,
+    }
+}
+
 impl Server {
     pub(crate) async fn listen(&self, scope: &Scope, params: Map<String, Value>) -> Result<Box<RawValue>, ErrorObject> {
         let p: SubscriptionsListenRequestParams = parse(params)?;
-        let filter = p.notifications;
+        let mut filter = p.notifications;
+        let mut tasks = self
+            .follow_tasks(scope, filter.task_ids.as_deref().unwrap_or_default())
+            .await?;
+        if filter.task_ids.is_some() {
+            filter.task_ids = Some(tasks.as_ref().map(|t| t.accepted()).unwrap_or_default());
+        }
         let subscription_id = serde_json::to_value(&scope.id).map_err(ErrorObject::internal)?;
         let tag = Meta::from_iter([(keys::SUBSCRIPTION_ID.to_owned(), subscription_id)]);
         // Subscribe before acknowledging, so nothing that happens after the
@@ -44,6 +60,16 @@ impl Server {
         loop {
             let batch = tokio::select! {
                 batch = events.next() => batch,
+                changed = follow(&mut tasks) => {
+                    for params in changed {
+                        let mut params = params;
+                        params["_meta"] = Value::Object(tag.clone());
+                        if channel.notify(Notification::new(tasks::NOTIFICATION, Some(params))).await.is_err() {
+                            return Err(ErrorObject::internal("the listener went away"));
+                        }
+                    }
+                    continue;
+                }
                 _ = scope.call.cancel.cancelled() => break,
                 _ = self.inner.shutdown.cancelled() => break,
             };

@@ -14,7 +14,7 @@ use toolport_protocol::resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult,
 };
 use toolport_protocol::result::ResultType;
-use toolport_protocol::tools::{CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams};
+use toolport_protocol::tools::{CallToolRequestParams, ListToolsResult, PaginatedRequestParams};
 use toolport_protocol::{ErrorCode, ErrorObject, ProtocolVersion};
 
 use crate::admission::TargetKind;
@@ -22,12 +22,13 @@ use crate::audit::trace_id;
 use crate::completion::MAX_COMPLETIONS;
 use crate::context::{ContextInner, RequestContext};
 use crate::dispatch::{Scope, parse};
-use crate::error::{ResourceError, ToolError};
+use crate::error::{ResourceError, ToolError, error_result};
 use crate::extension::{ExtensionResult, MethodHandler};
 use crate::input::{StateBinding, StatePayload};
 use crate::policy::ToolCall;
 use crate::resource::ResourceRequest;
 use crate::server::Server;
+use crate::tasks::AsTask;
 
 /// What MRTR brought with a retried request.
 struct Continuation<'a> {
@@ -76,6 +77,10 @@ impl Server {
                 if !structured {
                     tool.output_schema = None;
                 }
+                // Task support means something only where tasks exist.
+                if self.inner.tasks.is_none() || scope.version < ProtocolVersion::V2025_11_25 {
+                    tool.execution = None;
+                }
                 tool
             })
             .collect();
@@ -101,6 +106,7 @@ impl Server {
             .get(&p.name)
             .ok_or_else(|| ErrorObject::invalid_params(format!("Unknown tool: {}", p.name)))?;
         let arguments = Value::Object(p.arguments.unwrap_or_default());
+        let as_task = self.task_request(scope, &entry, p.task.as_ref())?;
         let continuation = self.continuation(scope, &p.name, Some(&arguments), p.input_responses, p.request_state)?;
         let cx = self.context(scope, &continuation);
         let span = tracing::Span::current();
@@ -120,26 +126,38 @@ impl Server {
             started: scope.started,
             waited: false,
         };
-        let ended = match self
-            .inner
-            .policies
-            .run(call, Box::pin(entry.call(cx.clone(), &arguments)))
-            .await
-        {
+        let outcome = match as_task {
+            Some(request) => match self.call_as_task(scope, &entry, &arguments, cx.clone(), request).await {
+                AsTask::Answered(answer) => return answer,
+                AsTask::Ended(outcome) => outcome,
+            },
+            None => {
+                self.inner
+                    .policies
+                    .run(call, Box::pin(entry.call(cx.clone(), &arguments)))
+                    .await
+            }
+        };
+        let ended = match outcome {
             Ok(result) => Ended::Done(result),
             Err(error) => Ended::Failed(error),
         };
         let mut result = match ended {
             Ended::Done(result) => result,
-            Ended::Failed(ToolError::Failed(message) | ToolError::InvalidArguments(message)) => {
-                CallToolResult::error(message)
+            Ended::Failed(ToolError::Failed(message)) => error_result(message, "failed", false, None),
+            Ended::Failed(ToolError::InvalidArguments(message)) => {
+                error_result(message, "invalid_arguments", false, None)
             }
-            Ended::Failed(ToolError::MissingCapability(required)) if !scope.stateless() => {
-                CallToolResult::error(format!(
+            Ended::Failed(ToolError::Coded(failure)) => failure.into_result(),
+            Ended::Failed(ToolError::MissingCapability(required)) if !scope.stateless() => error_result(
+                format!(
                     "This tool needs a client capability this client did not declare: {}",
                     json!(required)
-                ))
-            }
+                ),
+                "missing_capability",
+                false,
+                None,
+            ),
             Ended::Failed(error) => return self.fail(scope, error, &continuation, &cx),
         };
         if !scope.version.has_structured_output() {
@@ -385,6 +403,7 @@ impl Server {
             responses: continuation.responses.clone(),
             state: continuation.state.clone(),
             meta: scope.meta.clone(),
+            task: None,
         })
     }
 
@@ -456,6 +475,10 @@ impl Server {
             ToolError::Cancelled => Err(ErrorObject::new(ErrorCode::REQUEST_TIMEOUT, "Request cancelled")),
             ToolError::Protocol(error) => Err(error),
             ToolError::Failed(message) | ToolError::InvalidArguments(message) => Err(ErrorObject::internal(message)),
+            ToolError::Coded(failure) => Err(ErrorObject::internal(failure.message).with_data(json!({
+                "code": failure.code,
+                "retryable": failure.retryable,
+            }))),
         }
     }
 }

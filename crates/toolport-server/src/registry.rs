@@ -186,11 +186,11 @@ impl<T: Entry> Registry<T> {
 }
 
 /// Cursors are opaque to clients: a version tag and the last key, base64url.
-fn encode_cursor(last_key: &str) -> String {
+pub(crate) fn encode_cursor(last_key: &str) -> String {
     URL_SAFE_NO_PAD.encode(format!("1:{last_key}"))
 }
 
-fn decode_cursor(cursor: &str) -> Result<String, ErrorObject> {
+pub(crate) fn decode_cursor(cursor: &str) -> Result<String, ErrorObject> {
     URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()

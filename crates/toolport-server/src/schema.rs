@@ -75,7 +75,8 @@ fn strip_nonstandard_formats(value: &mut Value) {
 
 pub use toolport_protocol::param_headers::{HeaderParam, HeaderParamKind, header_params};
 
-/// Checks arguments against a tool's input schema.
+/// Checks values against a compiled schema: a tool's arguments against its
+/// `inputSchema`, its structured results against its `outputSchema`.
 pub(crate) struct ArgumentValidator {
     validator: jsonschema::Validator,
 }
@@ -101,8 +102,9 @@ impl ArgumentValidator {
             .map_err(|e| format!("invalid JSON Schema: {e}"))
     }
 
-    /// `Ok` or a message naming each problem and where it is.
-    pub(crate) fn check(&self, arguments: &Value) -> Result<(), String> {
+    /// `Ok` or a message naming each problem and where it is; `what` names
+    /// the checked value in it (`arguments`, `structuredContent`).
+    pub(crate) fn check(&self, arguments: &Value, what: &str) -> Result<(), String> {
         // The common case, valid arguments, costs no allocation.
         if self.validator.is_valid(arguments) {
             return Ok(());
@@ -113,11 +115,7 @@ impl ArgumentValidator {
             total += 1;
             if problems.len() < MAX_REPORTED {
                 let at = error.instance_path().to_string();
-                let at = if at.is_empty() {
-                    "arguments".to_owned()
-                } else {
-                    format!("arguments{at}")
-                };
+                let at = format!("{what}{at}");
                 problems.push(format!("{at}: {error}"));
             }
         }

@@ -19,7 +19,9 @@ use crate::prompt::PromptEntry;
 use crate::registry::{DefinitionError, Registry};
 use crate::resource::{ResourceEntry, TemplateEntry};
 use crate::state::{EventBus, EventSubscription, IdempotencyStore, KeyRing, MemoryEventBus, RateLimiter};
+use crate::task_state::TaskRuntime;
 use crate::tool::ToolEntry;
+use toolport_tasks::TaskEngine;
 
 /// Tunable behaviour of a server.
 #[derive(Debug, Clone)]
@@ -84,6 +86,8 @@ pub(crate) struct ServerInner {
     pub(crate) activity: Arc<crate::activity::Activity>,
     /// Metric handles per method, registered on first use.
     pub(crate) method_metrics: std::sync::OnceLock<crate::metrics::MethodMetrics>,
+    /// Durable tasks, when the server runs tools as tasks.
+    pub(crate) tasks: Option<Arc<TaskRuntime>>,
 }
 
 impl fmt::Debug for Server {
@@ -108,10 +112,12 @@ pub struct ServerBuilder {
     key_ring: Option<KeyRing>,
     policies: PolicyConfig,
     audit: Option<AuditLog>,
-    extensions: Vec<Extension>,
+    pub(crate) extensions: Vec<Extension>,
     idempotency_store: Option<Arc<dyn IdempotencyStore>>,
     rate_limiter: Option<Arc<dyn RateLimiter>>,
     event_bus: Option<Arc<dyn EventBus>>,
+    /// Set by [`ServerBuilder::tasks`].
+    pub(crate) tasks: Option<Arc<TaskRuntime>>,
 }
 
 impl Server {
@@ -132,6 +138,7 @@ impl Server {
             idempotency_store: None,
             rate_limiter: None,
             event_bus: None,
+            tasks: None,
         }
     }
 
@@ -169,6 +176,16 @@ impl Server {
     /// get `notifications/resources/updated`.
     pub fn resource_updated(&self, uri: &str) {
         self.inner.events.publish(ServerEvent::ResourceUpdated(uri.to_owned()));
+    }
+
+    /// Announces that a resource's contents changed, as one `version` of it
+    /// (for a file: its modification time and size). Replicas that each
+    /// notice the same change (they watch one shared folder) announce the
+    /// same version, and a shared bus delivers it once, not once per replica.
+    pub fn resource_updated_version(&self, uri: &str, version: &str) {
+        self.inner
+            .events
+            .publish_once(ServerEvent::ResourceUpdated(uri.to_owned()), version);
     }
 
     /// Every change from now on.
@@ -219,6 +236,15 @@ impl Server {
         }
     }
 
+    /// Writes the audit stream's closing checkpoint and ends it; calls
+    /// audited after this are refused (and logged). Call it at shutdown,
+    /// once no calls run.
+    pub fn close_audit(&self) {
+        if let Some(audit) = &self.inner.audit {
+            audit.close();
+        }
+    }
+
     /// Ends long-lived requests (listen streams) with a result; used on shutdown.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
@@ -241,6 +267,41 @@ impl Server {
             extensions: self.inner.extensions.advertised(),
             ..Default::default()
         }
+    }
+
+    /// The task engine, when the server runs tools as tasks.
+    pub fn task_engine(&self) -> Option<&TaskEngine> {
+        self.inner.tasks.as_ref().map(|t| &t.engine)
+    }
+
+    /// Keeps the tasks healthy until shutdown: every `every`, tasks whose
+    /// process died are failed (or, for a resumable tool, run again here) and
+    /// tasks past their time to live are deleted. Returns at once without
+    /// tasks.
+    pub async fn maintain_tasks(&self, every: Duration) {
+        let Some(runtime) = self.inner.tasks.clone() else {
+            return;
+        };
+        let (claimed_tx, mut claimed) = tokio::sync::mpsc::channel(64);
+        let maintenance = tokio::spawn(runtime.engine.clone().maintain(every, claimed_tx));
+        loop {
+            tokio::select! {
+                task = claimed.recv() => match task {
+                    Some(task) => self.resume_task(task),
+                    None => break,
+                },
+                _ = self.inner.shutdown.cancelled() => break,
+            }
+        }
+        maintenance.abort();
+    }
+
+    /// The 2025-11-25 `tasks` capability, when tools run as tasks.
+    pub(crate) fn tasks_capability(&self) -> Option<serde_json::Value> {
+        self.inner
+            .tasks
+            .as_ref()
+            .map(|_| serde_json::json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } }))
     }
 
     /// Whether `version` is one this server speaks.
@@ -356,6 +417,7 @@ impl ServerBuilder {
 
     /// Builds the server, or names the first definition that is invalid.
     pub fn build(self) -> Result<Server, DefinitionError> {
+        let tasks = self.tasks;
         let extensions = Extensions::new(self.extensions, crate::metrics::CORE_METHODS)?;
         let audit = self.audit.map(Arc::new);
         let events = self.event_bus.unwrap_or_else(|| Arc::new(MemoryEventBus::default()));
@@ -393,6 +455,7 @@ impl ServerBuilder {
             audit,
             method_metrics: std::sync::OnceLock::new(),
             extensions,
+            tasks,
         };
         for t in self.tools {
             inner.tools.insert(t)?;

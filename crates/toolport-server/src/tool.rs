@@ -41,6 +41,8 @@ use toolport_protocol::capabilities::Icon;
 use toolport_protocol::content::ContentBlock;
 use toolport_protocol::tools::{CallToolResult, Tool, ToolAnnotations};
 
+use toolport_protocol::tasks::TaskSupport;
+
 use crate::context::RequestContext;
 use crate::error::ToolError;
 use crate::schema::{ArgumentValidator, HeaderParam, header_params, schema_for};
@@ -58,12 +60,27 @@ type ErasedToolFn = Arc<dyn Fn(RequestContext, &Value) -> BoxFuture<Result<CallT
 pub struct ToolEntry {
     pub(crate) tool: Tool,
     pub(crate) validator: Option<Arc<ArgumentValidator>>,
+    /// The compiled `outputSchema`, when the tool declares one.
+    pub(crate) output_validator: Option<Arc<ArgumentValidator>>,
     pub(crate) header_params: Arc<[HeaderParam]>,
     /// The tool's metric handles, registered on first use and kept, so a call
     /// does not build labels or look them up.
     pub(crate) metrics: Arc<std::sync::OnceLock<ToolMetrics>>,
     pub(crate) handler: ErasedToolFn,
     pub(crate) error: Option<String>,
+    /// How the tool runs as a task (see [`ToolBuilder::task_support`]).
+    pub(crate) tasks: TaskOptions,
+}
+
+/// A tool's task settings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TaskOptions {
+    pub(crate) support: TaskSupport,
+    /// Run again by another process when the one running it died.
+    pub(crate) resumable: bool,
+    /// Questions asked before the task exists go through MRTR; the task is
+    /// created at [`RequestContext::start_task`] or when the handler ends.
+    pub(crate) input_before_task: bool,
 }
 
 impl fmt::Debug for ToolEntry {
@@ -80,6 +97,42 @@ impl ToolEntry {
         &self.tool
     }
 
+    /// Whether (and how) the tool runs as a task.
+    pub fn task_support(&self) -> TaskSupport {
+        self.tasks.support
+    }
+
+    /// Marks the tool as one that runs as a task: `Optional` lets the client
+    /// choose (2025-11-25) or lets the server make every call from a client
+    /// that declared the tasks extension a task (2026-07-28); `Required`
+    /// refuses plain calls. The handler is the same; progress and input
+    /// requests work inside a task. Needs a server built with
+    /// [`ServerBuilder::tasks`](crate::ServerBuilder::tasks); without one the
+    /// tool runs as a plain tool.
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.tasks.support = support;
+        self.tool.execution = support
+            .allows_task()
+            .then(|| serde_json::json!({ "taskSupport": support }));
+        self
+    }
+
+    /// Lets another process run the task again from its arguments when the
+    /// process running it died; otherwise such a task ends `failed`.
+    pub fn resumable(mut self) -> Self {
+        self.tasks.resumable = true;
+        self
+    }
+
+    /// The handler asks its questions before the task exists (2026-07-28:
+    /// through `InputRequiredResult` and the client's retries, as a plain
+    /// call would); the task is created when it calls
+    /// [`RequestContext::start_task`], or when it ends.
+    pub fn input_before_task(mut self) -> Self {
+        self.tasks.input_before_task = true;
+        self
+    }
+
     pub(crate) fn metrics(&self) -> &ToolMetrics {
         self.metrics.get_or_init(|| ToolMetrics::new(&self.tool.name))
     }
@@ -89,14 +142,45 @@ impl ToolEntry {
         &self.header_params
     }
 
-    /// Runs the tool: validates the arguments, then calls the handler.
+    /// Runs the tool: validates the arguments, calls the handler, and checks
+    /// a successful result against the tool's `outputSchema`. A handler that
+    /// panics is an internal error (-32603, its message only in the log);
+    /// every caller of a tool, a task's runner included, gets that.
     pub(crate) async fn call(&self, cx: RequestContext, arguments: &Value) -> Result<CallToolResult, ToolError> {
         if let Some(validator) = &self.validator {
-            validator.check(arguments).map_err(|problems| {
+            validator.check(arguments, "arguments").map_err(|problems| {
                 ToolError::InvalidArguments(format!("Invalid arguments for tool {}: {problems}", self.tool.name))
             })?;
         }
-        (self.handler)(cx, arguments).await
+        let result = toolport_rpc::panic::contain("tool", async { (self.handler)(cx, arguments).await })
+            .await
+            .map_err(|panicked| ToolError::Protocol(panicked.error()))??;
+        self.check_output(result)
+    }
+
+    /// A tool that declares an `outputSchema` must answer with structured
+    /// content that fits it (`server/tools#output-schema`); one that does
+    /// not has a bug, and its caller gets an `isError` result saying so
+    /// rather than data its schema promised would not be there.
+    fn check_output(&self, result: CallToolResult) -> Result<CallToolResult, ToolError> {
+        let Some(validator) = &self.output_validator else {
+            return Ok(result);
+        };
+        if result.is_error == Some(true) {
+            return Ok(result);
+        }
+        let problems = match &result.structured_content {
+            None => "it has no structuredContent".to_owned(),
+            Some(structured) => match validator.check(structured, "structuredContent") {
+                Ok(()) => return Ok(result),
+                Err(problems) => problems,
+            },
+        };
+        tracing::warn!(tool = %self.tool.name, %problems, "a tool's result does not match its outputSchema");
+        Err(ToolError::Failed(format!(
+            "The tool {} produced a result that does not match its outputSchema, so it is not returned: {problems}",
+            self.tool.name
+        )))
     }
 }
 
@@ -181,6 +265,18 @@ impl ToolBuilder {
         self
     }
 
+    /// Runs the tool as a task (see [`ToolEntry::with_task_support`]); the
+    /// one call a tool author makes to opt in.
+    pub fn task_support(self, support: TaskSupport) -> TaskToolBuilder {
+        TaskToolBuilder {
+            builder: self,
+            options: TaskOptions {
+                support,
+                ..Default::default()
+            },
+        }
+    }
+
     /// Sets the handler: `async fn(Args) -> Out` or `async fn(RequestContext, Args) -> Out`.
     pub fn handler<H, M>(self, handler: H) -> ToolEntry
     where
@@ -212,6 +308,55 @@ impl ToolBuilder {
     }
 }
 
+/// A [`ToolBuilder`] whose tool runs as a task, from
+/// [`ToolBuilder::task_support`].
+#[derive(Debug, Clone)]
+pub struct TaskToolBuilder {
+    builder: ToolBuilder,
+    options: TaskOptions,
+}
+
+impl TaskToolBuilder {
+    /// See [`ToolEntry::resumable`].
+    pub fn resumable(mut self) -> Self {
+        self.options.resumable = true;
+        self
+    }
+
+    /// See [`ToolEntry::input_before_task`].
+    pub fn input_before_task(mut self) -> Self {
+        self.options.input_before_task = true;
+        self
+    }
+
+    /// Sets the handler, as [`ToolBuilder::handler`].
+    pub fn handler<H, M>(self, handler: H) -> ToolEntry
+    where
+        H: ToolHandler<M>,
+    {
+        let TaskToolBuilder { builder, options } = self;
+        options.apply(builder.handler(handler))
+    }
+
+    /// A tool from a definition and a raw handler, as [`ToolBuilder::raw`].
+    pub fn raw<F, Fut>(self, definition: Tool, handler: F) -> ToolEntry
+    where
+        F: Fn(RequestContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CallToolResult, ToolError>> + Send + 'static,
+    {
+        let TaskToolBuilder { builder, options } = self;
+        options.apply(builder.raw(definition, handler))
+    }
+}
+
+impl TaskOptions {
+    fn apply(self, entry: ToolEntry) -> ToolEntry {
+        let mut entry = entry.with_task_support(self.support);
+        entry.tasks = self;
+        entry
+    }
+}
+
 impl ToolEntry {
     /// Checks a definition once, when it is made: its name, its input schema
     /// (an object schema that compiles) and its `x-mcp-header` annotations.
@@ -227,16 +372,28 @@ impl ToolEntry {
             .map_err(|e| error.get_or_insert_with(|| format!("tool {name:?}: {e}")).clone())
             .ok()
             .map(Arc::new);
+        let output_validator = tool.output_schema.as_ref().and_then(|schema| {
+            ArgumentValidator::new(schema)
+                .map_err(|e| {
+                    error
+                        .get_or_insert_with(|| format!("tool {name:?}: outputSchema: {e}"))
+                        .clone()
+                })
+                .ok()
+                .map(Arc::new)
+        });
         let header_params = header_params(&tool.input_schema)
             .map_err(|e| error.get_or_insert_with(|| format!("tool {name:?}: {e}")).clone())
             .unwrap_or_default();
         ToolEntry {
             tool,
             validator,
+            output_validator,
             header_params: header_params.into(),
             metrics: Arc::default(),
             handler,
             error,
+            tasks: TaskOptions::default(),
         }
     }
 }

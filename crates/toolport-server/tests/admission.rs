@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolport_protocol::{ErrorCode, Request};
 use toolport_server::admission::Target;
-use toolport_server::audit::AuditLog;
+use toolport_server::audit::{AuditKey, AuditLog, AuditOptions};
 use toolport_server::policy::{PolicyConfig, RateConfig, ToolPolicyConfig};
 use toolport_server::{
     Authorizer, Forbidden, NoArgs, Principal, Refusal, RoutingHeaders, Server, ServerOptions, TransportFacts, tool,
@@ -98,7 +98,8 @@ fn server(page_size: usize, audit: Option<Sink>) -> Server {
     );
     builder = builder.policies(policies);
     if let Some(sink) = audit {
-        builder = builder.audit(AuditLog::to_writer(Box::new(sink), Vec::new()));
+        let key = AuditKey::from_bytes(&[3u8; 32]).unwrap();
+        builder = builder.audit(AuditLog::to_writer(Box::new(sink), key, AuditOptions::default()));
     }
     builder.build().unwrap()
 }
@@ -176,12 +177,9 @@ async fn a_call_refused_by_scope_takes_no_token_and_is_audited_as_refused() {
         String::from_utf8(sink.0.lock().unwrap().clone())
             .unwrap()
             .lines()
-            .map(|line| {
-                serde_json::from_str::<Value>(line).unwrap()["outcome"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            })
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter(|record| record["kind"] == "call")
+            .map(|record| record["outcome"].as_str().unwrap().to_owned())
             .collect()
     };
     assert_eq!(

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use toolport_protocol::Request;
 use toolport_server::policy::{PolicyConfig, RateConfig, ToolPolicyConfig};
-use toolport_server::{NoArgs, Server, tool};
+use toolport_server::{NoArgs, Server, ToolError, tool};
 
 async fn call(server: &Server, id: i64, tool: &str, meta: Value) -> Value {
     let mut m = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
@@ -192,8 +192,20 @@ async fn a_tool_past_its_deadline_is_stopped_and_its_work_cancelled() {
         .build()
         .unwrap();
     let answer = call(&server, 1, "slow", json!({})).await;
-    assert_eq!(answer["error"]["code"], -32001, "{answer}");
-    assert_eq!(answer["error"]["data"]["deadlineMs"], 50);
+    // A result the caller can act on: an `isError` with a code and a
+    // verdict on retrying, in `_meta` and in the message.
+    let result = &answer["result"];
+    assert_eq!(result["isError"], true, "{answer}");
+    assert_eq!(
+        result["_meta"]["dev.toolport/error"]["code"], "deadline_exceeded",
+        "{answer}"
+    );
+    assert_eq!(result["_meta"]["dev.toolport/error"]["retryable"], true, "{answer}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("50 ms") && text.contains("deadline_exceeded, retryable"),
+        "{text}"
+    );
     assert_eq!(cancelled.load(Ordering::SeqCst), 1, "the tool's work was dropped");
 }
 
@@ -315,4 +327,59 @@ fn invalid_settings_name_the_key_the_value_and_what_would_work() {
     );
     assert_eq!(PolicyConfig::none().validate("limits"), Ok(()));
     assert_eq!(PolicyConfig::default().validate("limits"), Ok(()));
+}
+
+#[tokio::test]
+async fn tool_failures_carry_a_code_and_whether_to_retry() {
+    let server = Server::builder("t", "1")
+        .tool(tool("plain").handler(|_: NoArgs| async { Err::<String, _>(ToolError::failed("it broke")) }))
+        .tool(tool("busy").handler(|_: NoArgs| async {
+            Err::<String, _>(
+                ToolError::retryable("upstream_unavailable", "the upstream is restarting")
+                    .retry_after(Duration::from_millis(1500)),
+            )
+        }))
+        .tool(tool("refused").handler(|_: NoArgs| async {
+            Err::<String, _>(ToolError::coded("quota_exhausted", "the monthly quota is used up"))
+        }))
+        .tool(tool("typed").handler(|order: Order| async move { order.item }))
+        .build()
+        .unwrap();
+    let cases = [
+        ("plain", "failed", false, None, "it broke"),
+        (
+            "busy",
+            "upstream_unavailable",
+            true,
+            Some(1500),
+            "the upstream is restarting (code upstream_unavailable, retryable)",
+        ),
+        (
+            "refused",
+            "quota_exhausted",
+            false,
+            None,
+            "the monthly quota is used up (code quota_exhausted, not retryable)",
+        ),
+    ];
+    for (name, code, retryable, after, message) in cases {
+        let answer = call(&server, 1, name, json!({})).await;
+        let result = &answer["result"];
+        assert_eq!(result["isError"], true, "{answer}");
+        let meta = &result["_meta"]["dev.toolport/error"];
+        assert_eq!(meta["code"], code, "{answer}");
+        assert_eq!(meta["retryable"], retryable, "{answer}");
+        assert_eq!(meta.get("retryAfterMs").and_then(Value::as_u64), after, "{answer}");
+        assert_eq!(result["content"][0]["text"], message, "{answer}");
+    }
+    // Arguments that do not fit are a code of their own.
+    let answer = call(&server, 2, "typed", json!({"item": 5})).await;
+    assert_eq!(
+        answer["result"]["_meta"]["dev.toolport/error"]["code"], "invalid_arguments",
+        "{answer}"
+    );
+    assert_eq!(
+        answer["result"]["_meta"]["dev.toolport/error"]["retryable"], false,
+        "{answer}"
+    );
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use toolport_server::state::{
     EventBus, EventLog, IdempotencyStore, MemoryEventBus, MemoryEventLog, MemoryIdempotencyStore, MemoryRateLimiter,
-    MemorySessionStore, RateLimiter, SessionStore, suite,
+    MemoryRelay, MemorySessionStore, RateLimiter, Relay, SessionStore, suite,
 };
 
 #[tokio::test(start_paused = true)]
@@ -42,6 +42,24 @@ async fn memory_rate_buckets_pass_the_suite() {
 #[tokio::test(start_paused = true)]
 async fn the_memory_bus_passes_the_suite() {
     suite::event_bus(|capacity| async move { Arc::new(MemoryEventBus::new(capacity)) as Arc<dyn EventBus> }).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_memory_bus_announces_each_change_once() {
+    suite::event_bus_once(|| async {
+        let bus: Arc<dyn EventBus> = Arc::new(MemoryEventBus::default());
+        (bus.clone(), bus)
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_memory_relay_passes_the_suite() {
+    suite::relay(|| async {
+        let relay: Arc<dyn Relay> = Arc::new(MemoryRelay::new());
+        (relay.clone(), relay)
+    })
+    .await;
 }
 
 #[test]

@@ -8,15 +8,15 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use clap::{Args, Subcommand};
-use serde::Serialize;
+use clap::Subcommand;
 use serde_json::{Map, Value};
 use toolport_client::handler::{self, BoxFuture};
-use toolport_client::{Client, ClientError, ClientHandler, ClientOptions, ServerCommand, StaticToken, VersionPolicy};
+use toolport_client::{Client, ClientError, ClientHandler, ClientOptions, ServerCommand, StaticToken};
 use toolport_protocol::ErrorObject;
 use toolport_protocol::capabilities::ClientCapabilities;
-use toolport_protocol::content::{ContentBlock, ResourceContents};
 use toolport_protocol::elicitation::{ElicitAction, ElicitRequestParams, ElicitResult};
+
+use crate::cli_common::{Target, print_content, print_json, print_resource, print_table, summary};
 
 /// The client subcommands of `toolport`.
 #[derive(Debug, Subcommand)]
@@ -30,9 +30,21 @@ pub enum ClientCommand {
         /// The arguments, as a JSON object.
         #[arg(long, default_value = "{}")]
         args: String,
+        /// Run the call as a task (status shown on stderr while it runs).
+        #[arg(long)]
+        task: bool,
+        /// With --task: how long the server should keep the task, in ms (2025-11-25).
+        #[arg(long, requires = "task")]
+        ttl_ms: Option<u64>,
         /// Where the server is.
         #[command(flatten)]
         target: Target,
+    },
+    /// Work with tasks: list, get, cancel.
+    Tasks {
+        /// What to do.
+        #[command(subcommand)]
+        action: crate::task_cli::TaskAction,
     },
     /// List the server's resources and resource templates.
     Resources(Target),
@@ -59,49 +71,23 @@ pub enum ClientCommand {
     },
 }
 
-/// Where the server is and how to talk to it.
-#[derive(Debug, Args)]
-pub struct Target {
-    /// The server's MCP endpoint (Streamable HTTP), for example http://127.0.0.1:8080/mcp.
-    #[arg(long, env = "TOOLPORT_SERVER")]
-    server: Option<String>,
-    /// Print the result as JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// Seconds to wait for each answer.
-    #[arg(long, default_value_t = 30)]
-    timeout: u64,
-    /// The protocol version: auto (try 2026-07-28, fall back to the handshake) or a version.
-    #[arg(long, default_value = "auto")]
-    protocol: VersionPolicy,
-    /// A bearer token for HTTP servers that require one.
-    #[arg(long, env = "TOOLPORT_BEARER", hide_env_values = true)]
-    bearer: Option<String>,
-    /// OAuth client credentials (a service calling on its own behalf): the
-    /// client id registered at the server's authorization server.
-    #[arg(
-        long,
-        env = "TOOLPORT_CLIENT_ID",
-        requires = "client_secret",
-        conflicts_with = "bearer"
-    )]
-    client_id: Option<String>,
-    /// The secret of --client-id.
-    #[arg(long, env = "TOOLPORT_CLIENT_SECRET", hide_env_values = true, requires = "client_id")]
-    client_secret: Option<String>,
-    /// PEM certificates of a private CA to trust for https:// (besides the usual roots).
-    #[arg(long, env = "TOOLPORT_CA_FILE", value_name = "PATH")]
-    ca_file: Option<std::path::PathBuf>,
-    /// The server command to run over stdio, after `--` (instead of --server).
-    #[arg(last = true, value_name = "COMMAND")]
-    command: Vec<String>,
-}
-
 impl ClientCommand {
     /// Runs the command. On failure it prints what went wrong and what to do
     /// about it, and exits with status 1.
     pub async fn run(self) -> Result<()> {
+        let target = match &self {
+            ClientCommand::Tasks { action } => Some(action.target()),
+            _ => None,
+        };
         let outcome = match &self {
+            ClientCommand::Tasks { action } => match connect(target.expect("set above")) {
+                Err(e) => Err(e),
+                Ok(client) => {
+                    let outcome = action.execute(&client, action.target().json).await;
+                    client.close().await;
+                    outcome
+                }
+            },
             ClientCommand::Tools(t)
             | ClientCommand::Call { target: t, .. }
             | ClientCommand::Resources(t)
@@ -130,6 +116,9 @@ impl ClientCommand {
     async fn execute(&self, client: &Client, json: bool) -> Result<()> {
         match self {
             ClientCommand::Tools(_) => {
+                if !offers(client, Offer::Tools).await? {
+                    return nothing_offered(Offer::Tools, json, &serde_json::json!([]));
+                }
                 let tools = client.list_tools().await?;
                 if json {
                     return print_json(&tools);
@@ -140,7 +129,15 @@ impl ClientCommand {
                     .collect();
                 print_table(&["TOOL", "DESCRIPTION"], rows, "no tools");
             }
-            ClientCommand::Call { name, args, .. } => {
+            ClientCommand::Tasks { .. } => unreachable!("answered in run"),
+            ClientCommand::Call {
+                name,
+                args,
+                task,
+                ttl_ms,
+                ..
+            } => {
+                require(client, Offer::Tools).await?;
                 let arguments: Value = serde_json::from_str(args).map_err(|e| {
                     anyhow!(
                         "--args is not valid JSON ({e}); pass an object, for example --args '{{\"city\": \"Paris\"}}'"
@@ -149,7 +146,11 @@ impl ClientCommand {
                 if !arguments.is_object() {
                     bail!("--args must be a JSON object, for example --args '{{\"city\": \"Paris\"}}'");
                 }
-                let result = client.call_tool(name, arguments).await?;
+                let result = if *task {
+                    crate::task_cli::call_as_task(client, name, arguments, *ttl_ms).await?
+                } else {
+                    client.call_tool(name, arguments).await?
+                };
                 if json {
                     print_json(&result)?;
                 } else {
@@ -165,6 +166,10 @@ impl ClientCommand {
                 }
             }
             ClientCommand::Resources(_) => {
+                if !offers(client, Offer::Resources).await? {
+                    let empty = serde_json::json!({"resources": [], "resourceTemplates": []});
+                    return nothing_offered(Offer::Resources, json, &empty);
+                }
                 let resources = client.list_resources().await?;
                 let templates = match client.list_resource_templates().await {
                     Ok(t) => t,
@@ -190,6 +195,7 @@ impl ClientCommand {
                 print_table(&["URI", "NAME", "MIME TYPE"], rows, "no resources");
             }
             ClientCommand::Read { uri, .. } => {
+                require(client, Offer::Resources).await?;
                 let result = client.read_resource(uri).await?;
                 if json {
                     return print_json(&result);
@@ -199,6 +205,9 @@ impl ClientCommand {
                 }
             }
             ClientCommand::Prompts(_) => {
+                if !offers(client, Offer::Prompts).await? {
+                    return nothing_offered(Offer::Prompts, json, &serde_json::json!([]));
+                }
                 let prompts = client.list_prompts().await?;
                 if json {
                     return print_json(&prompts);
@@ -224,6 +233,7 @@ impl ClientCommand {
                 print_table(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], rows, "no prompts");
             }
             ClientCommand::Prompt { name, args, .. } => {
+                require(client, Offer::Prompts).await?;
                 let mut arguments = BTreeMap::new();
                 for arg in args {
                     let (k, v) = arg
@@ -247,6 +257,58 @@ impl ClientCommand {
         }
         Ok(())
     }
+}
+
+/// What a server may offer, by the capability it declares for it.
+#[derive(Debug, Clone, Copy)]
+enum Offer {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+impl Offer {
+    fn noun(self) -> &'static str {
+        match self {
+            Offer::Tools => "tools",
+            Offer::Resources => "resources",
+            Offer::Prompts => "prompts",
+        }
+    }
+}
+
+/// Whether the server declared the capability (`basic/lifecycle`: each side
+/// uses only what was negotiated), so nothing is asked of a server that
+/// said it has none.
+async fn offers(client: &Client, offer: Offer) -> Result<bool> {
+    let capabilities = client.server().await?.capabilities;
+    Ok(match offer {
+        Offer::Tools => capabilities.tools.is_some(),
+        Offer::Resources => capabilities.resources.is_some(),
+        Offer::Prompts => capabilities.prompts.is_some(),
+    })
+}
+
+/// Fails, saying so, when the server does not offer `offer`.
+async fn require(client: &Client, offer: Offer) -> Result<()> {
+    if offers(client, offer).await? {
+        return Ok(());
+    }
+    bail!(
+        "the server offers no {} (it did not declare the {} capability); see what it offers with `toolport tools`, `toolport resources` and `toolport prompts`",
+        offer.noun(),
+        offer.noun()
+    )
+}
+
+/// The answer of a listing command when the server offers none: an empty
+/// list for scripts, a sentence for people; success either way.
+fn nothing_offered(offer: Offer, json: bool, empty: &Value) -> Result<()> {
+    if json {
+        return print_json(empty);
+    }
+    eprintln!("(the server offers no {})", offer.noun());
+    Ok(())
 }
 
 fn connect(target: &Target) -> Result<Client> {
@@ -390,77 +452,4 @@ fn ask(request: &ElicitRequestParams) -> std::io::Result<ElicitResult> {
         content: Some(content),
         meta: None,
     })
-}
-
-fn print_json(value: &impl Serialize) -> Result<()> {
-    println!("{}", serde_json::to_string_pretty(value).context("encode the result")?);
-    Ok(())
-}
-
-/// The first line of a description, at most 80 characters.
-fn summary(text: Option<&str>) -> String {
-    let line = text.unwrap_or("").lines().next().unwrap_or("").trim();
-    if line.chars().count() > 80 {
-        format!("{}…", line.chars().take(79).collect::<String>())
-    } else {
-        line.to_owned()
-    }
-}
-
-fn print_table(headers: &[&str], rows: Vec<Vec<String>>, empty: &str) {
-    if rows.is_empty() {
-        eprintln!("({empty})");
-        return;
-    }
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let last = cells.len() - 1;
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i == last {
-                    (*c).to_owned()
-                } else {
-                    format!("{c:<w$}", w = widths[i])
-                }
-            })
-            .collect();
-        println!("{}", parts.join("  ").trim_end());
-    };
-    line(headers.to_vec());
-    for row in &rows {
-        line(row.iter().map(String::as_str).collect());
-    }
-}
-
-fn print_content(content: &[ContentBlock]) {
-    for block in content {
-        match block {
-            ContentBlock::Text(t) => println!("{}", t.text),
-            ContentBlock::Image(i) => println!("[image {}, {} bytes of base64]", i.mime_type, i.data.len()),
-            ContentBlock::Audio(a) => println!("[audio {}, {} bytes of base64]", a.mime_type, a.data.len()),
-            ContentBlock::ResourceLink(r) => println!("[link {} ({})]", r.uri, r.name),
-            ContentBlock::Resource(r) => print_resource(&r.resource),
-            other => println!("{}", serde_json::to_string(other).unwrap_or_default()),
-        }
-    }
-}
-
-fn print_resource(contents: &ResourceContents) {
-    match (&contents.text, &contents.blob) {
-        (Some(text), _) => println!("{text}"),
-        (None, Some(blob)) => println!(
-            "[{} {}, {} bytes of base64]",
-            contents.uri,
-            contents.mime_type.as_deref().unwrap_or("application/octet-stream"),
-            blob.len()
-        ),
-        (None, None) => println!("[{} is empty]", contents.uri),
-    }
 }

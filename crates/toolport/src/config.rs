@@ -6,7 +6,8 @@
 //! `TOOLPORT_LIMITS__TOOLS__SEARCH__DEADLINE_MS`), and the familiar names
 //! `MCP_TRANSPORT`, `MAX_CONCURRENT_TOOLS`, `SESSION_TIMEOUT_SECONDS`,
 //! `DB_POOL_SIZE`, `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_SERVICE_NAME`,
-//! `OAUTH_ISSUER`, `OAUTH_JWKS_URI` and `OAUTH_RESOURCE`.
+//! `OAUTH_ISSUER`, `OAUTH_JWKS_URI`, `OAUTH_RESOURCE`, `TOOLPORT_STATE_URL`,
+//! `TOOLPORT_SEAL_KEYS` and `TOOLPORT_AUDIT_KEY_FILE`.
 //! Values are read as TOML (`10`, `true`, `["a", "b"]`), or as a string when
 //! they are not valid TOML.
 
@@ -18,6 +19,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toolport_http::{HttpConfig, ResponseMode};
 use toolport_server::policy::PolicyConfig;
+
+mod audit;
+pub use self::audit::{AuditSection, default_key_file};
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -41,6 +45,10 @@ pub struct Config {
     pub telemetry: TelemetrySection,
     /// The endpoint as an OAuth 2.1 resource server (docs/security.md).
     pub oauth: OAuthSection,
+    /// Durable tasks (docs/tasks.md).
+    pub tasks: crate::tasks::TasksSection,
+    /// State shared by replicas (Redis) and the keys that seal `requestState`.
+    pub state: crate::state::StateSection,
     /// The web console at `/ui` and its admin API (docs/console.md).
     pub ui: UiSection,
 }
@@ -283,35 +291,6 @@ impl Default for HttpSection {
 /// balancer or Kubernetes takes to notice a failing `/ready` and route away.
 const DRAIN_DELAY_SECONDS: u64 = 5;
 
-/// The audit stream's settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct AuditSection {
-    /// A file to append to, `-` for standard output; none: no audit stream.
-    pub path: Option<String>,
-    /// Argument fields whose values are never written.
-    pub redact: Vec<String>,
-}
-
-impl Default for AuditSection {
-    fn default() -> Self {
-        let redact = [
-            "password",
-            "passwd",
-            "secret",
-            "token",
-            "api_key",
-            "apikey",
-            "authorization",
-            "cookie",
-        ];
-        AuditSection {
-            path: None,
-            redact: redact.map(String::from).to_vec(),
-        }
-    }
-}
-
 /// Logging settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -400,6 +379,9 @@ const ALIASES: &[(&str, &str)] = &[
     ("OAUTH_ISSUER", "oauth.issuer"),
     ("OAUTH_JWKS_URI", "oauth.jwks_uri"),
     ("OAUTH_RESOURCE", "oauth.resource"),
+    ("TOOLPORT_STATE_URL", "state.url"),
+    ("TOOLPORT_SEAL_KEYS", "state.seal_keys"),
+    ("TOOLPORT_AUDIT_KEY_FILE", "audit.key_file"),
 ];
 
 impl Config {
@@ -515,8 +497,20 @@ impl Config {
         if let Some(scope) = self.ui.admin_scopes.iter().find(|s| s.is_empty() || s.contains(' ')) {
             return bad("ui.admin_scopes", quoted(scope), "scope names without spaces");
         }
+        self.tasks.validate()?;
+        self.state.validate()?;
         if self.audit.path.as_deref() == Some("") {
             return bad("audit.path", "\"\"".into(), "a file name, or - for standard output");
+        }
+        if self.audit.enabled && self.audit.path.as_deref() == Some("-") && self.transport == Transport::Stdio {
+            return bad(
+                "audit.path",
+                "\"-\"".into(),
+                "a file: with transport stdio, standard output carries nothing but MCP messages",
+            );
+        }
+        if self.audit.checkpoint_every == 0 {
+            return bad("audit.checkpoint_every", "0".into(), "a number of records of 1 or more");
         }
         self.limits.validate("limits").map_err(|e| (e.key, e.value, e.expected))
     }

@@ -15,7 +15,8 @@ use toolport_protocol::prompts::PromptMessage;
 use toolport_protocol::resources::{Resource, ResourceTemplate};
 use toolport_server::completion::from_list;
 use toolport_server::{
-    Json, RequestContext, ResourceEntry, ResourceError, Server, ServerBuilder, TemplateEntry, ToolError, prompt, tool,
+    Json, RequestContext, ResourceEntry, ResourceError, Server, ServerBuilder, TaskSupport, TemplateEntry, ToolError,
+    prompt, tool,
 };
 
 /// Cities the weather tools and the trip prompt know, for completion.
@@ -161,6 +162,12 @@ async fn stats(args: StatsArgs) -> Result<Json<Stats>, ToolError> {
     }
     let count = args.numbers.len();
     let sum: f64 = args.numbers.iter().sum();
+    if !sum.is_finite() {
+        // JSON has no infinity: the result would break the outputSchema.
+        return Err(ToolError::failed(
+            "the sum of these numbers is beyond the largest 64-bit float; scale them down first",
+        ));
+    }
     let min = args.numbers.iter().copied().fold(f64::INFINITY, f64::min);
     let max = args.numbers.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     Ok(Json(Stats {
@@ -267,12 +274,15 @@ pub fn install(builder: ServerBuilder) -> ServerBuilder {
         )
         .tool(
             tool("long_task")
-                .description("Runs for steps × step_ms milliseconds, reporting progress after each step; stops when cancelled.")
+                .description("Runs for steps × step_ms milliseconds, reporting progress after each step; stops when cancelled. Runs as a task when the client allows (and again after a restart).")
+                .task_support(TaskSupport::Optional)
+                .resumable()
                 .handler(move |cx: RequestContext, args: LongTaskArgs| long_task(cx, args, jobs_for_tool.clone())),
         )
         .tool(
             tool("book_table")
-                .description("Books a restaurant table after asking the user for a name and the number of guests.")
+                .description("Books a restaurant table after asking the user for a name and the number of guests; as a task, the question waits in the task.")
+                .task_support(TaskSupport::Optional)
                 .handler(book_table),
         )
         .resource(ResourceEntry::new(

@@ -2,8 +2,12 @@
 //! server, the packs server, the configuration, the client commands) can be tested
 //! and reused.
 
+mod cli_common;
 pub mod client_cli;
 pub mod config;
 pub mod demo;
 pub mod packs;
+pub mod state;
+pub mod task_cli;
+pub mod tasks;
 pub mod telemetry;

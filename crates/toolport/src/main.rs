@@ -1,5 +1,6 @@
 //! `toolport`: serve MCP, and talk to MCP servers.
 
+mod audit;
 mod bench;
 mod oauth;
 mod scan;
@@ -62,10 +63,15 @@ enum ConfigAction {
 
 #[derive(Subcommand)]
 enum AuditAction {
-    /// Checks an audit file's hash chain; names the first record that was edited, removed or reordered.
+    /// Checks an audit file's signed chain; names the record where an edit, a removal, a
+    /// reordering, a recomputation without the key or a cut of the tail starts.
     Verify {
         /// The audit file (JSON lines).
         file: PathBuf,
+        /// The key the file was written with; default: TOOLPORT_AUDIT_KEY_FILE, else
+        /// audit.key in the data directory (where `toolport serve` keeps it).
+        #[arg(long, value_name = "PATH")]
+        key_file: Option<PathBuf>,
     },
 }
 
@@ -130,22 +136,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Audit {
-            action: AuditAction::Verify { file },
-        } => {
-            let opened = std::fs::File::open(&file);
-            match opened
-                .map_err(|e| e.to_string())
-                .and_then(|f| toolport_server::audit::verify(f).map_err(|e| e.to_string()))
-            {
-                Ok(records) => {
-                    let _ = writeln!(std::io::stdout(), "{}: {records} records, chain intact", file.display());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    eprintln!("toolport: {}: {e}", file.display());
-                    ExitCode::from(1)
-                }
-            }
-        }
+            action: AuditAction::Verify { file, key_file },
+        } => audit::verify(&file, key_file),
     }
 }

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use toolport::config::{Config, LogFormat, Transport};
 use toolport::demo;
+use toolport::state::StateReadiness;
 use toolport::telemetry::Telemetry;
 use toolport_http::{HttpServer, ReadinessCheck};
 use toolport_packs::{Packs, SqlPack};
 use toolport_server::Server;
-use toolport_server::audit::AuditLog;
+use toolport_server::state::MemoryEventBus;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -59,6 +60,12 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     };
     if args.stdio {
         config.transport = Transport::Stdio;
+        if config.audit.enabled && config.audit.path.as_deref() == Some("-") {
+            eprintln!(
+                "toolport: configuration error: audit.path = \"-\" with --stdio: standard output carries nothing but MCP messages; give a file"
+            );
+            return ExitCode::from(2);
+        }
     }
     if let Some(bind) = args.bind {
         config.http.bind = bind.to_string();
@@ -168,24 +175,56 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
         Some(packs) => packs.install(toolport::packs::builder()),
     }
     .policies(config.limits.clone());
-    if let Some(path) = &config.audit.path {
-        let audit =
-            AuditLog::open(path, config.audit.redact.clone()).with_context(|| format!("audit.path = {path:?}"))?;
+    if let Some(keys) = config.state.key_ring() {
+        builder = builder.request_state_keys(keys);
+    }
+    let shared = config.state.open().context("state.url")?;
+    if let Some(redis) = &shared {
+        let ttl = std::time::Duration::from_secs(config.limits.idempotency.ttl_seconds);
+        builder = builder
+            .idempotency_store(redis.idempotency(ttl))
+            .rate_limiter(redis.rate_limiter())
+            .event_bus(redis.event_bus(MemoryEventBus::DEFAULT_CAPACITY).await);
+    }
+    let (audit, audit_line) = crate::audit::open(&config.audit)?;
+    if let Some(audit) = audit {
         builder = builder.audit(audit);
     }
+    let tasks = config.tasks.open().await?;
+    let tasks_place = tasks.as_ref().map(|(_, place)| place.clone());
+    if let Some((engine, _)) = tasks {
+        builder = builder.tasks(engine);
+    }
     let server = builder.build()?;
+    // Recovery and expiry, from the start: a previous run's dead tasks end
+    // once their leases run out.
+    let maintenance = {
+        let (server, every) = (server.clone(), config.tasks.maintenance_every());
+        tokio::spawn(async move { server.maintain_tasks(every).await })
+    };
     // The packs' file watcher lives as long as the server.
     let _running = packs.as_ref().map(|p| p.start(&server)).transpose()?;
     let summary = packs.as_ref().map(Packs::summary).unwrap_or_default();
     if config.transport == Transport::Stdio {
-        server.serve_stdio().await;
+        eprintln!("toolport: {audit_line}");
+        server.clone().serve_stdio().await;
+        server.close_audit();
+        maintenance.abort();
         return Ok(());
     }
     let mut http = config.http_config();
     // The console's pages call the endpoint from its own origin.
     http.same_origin = config.ui.enabled;
     let path = http.path.clone();
-    let mut transport = HttpServer::new(server, http);
+    let mut transport = match &shared {
+        None => HttpServer::new(server.clone(), http),
+        Some(redis) => {
+            let events = redis.event_log(http.events_per_stream);
+            HttpServer::with_stores(server.clone(), http, redis.sessions(), events)
+                .with_relay(redis.relay())
+                .with_readiness_check(Arc::new(StateReadiness(redis.clone())))
+        }
+    };
     if config.ui.enabled {
         transport = transport.with_mount(Arc::new(console(&config, &path)));
     }
@@ -217,8 +256,18 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     if config.ui.enabled {
         eprintln!("  console: http://{address}/ui");
     }
-    for line in summary {
+    if let Some(url) = &config.state.url {
+        eprintln!(
+            "  state: shared with the other replicas in {} (prefix {:?})",
+            toolport::state::without_password(url),
+            config.state.prefix
+        );
+    }
+    for line in summary.iter().chain([&audit_line]) {
         eprintln!("  {line}");
+    }
+    if let Some(place) = tasks_place {
+        eprintln!("  tasks: {place}");
     }
     let (drain, grace) = (config.http.drain_delay_seconds, config.http.shutdown_grace_seconds);
     bound
@@ -229,6 +278,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
             );
         })
         .await?;
+    maintenance.abort();
+    // The closing checkpoint: a file that ends without one was cut.
+    server.close_audit();
     eprintln!("toolport: stopped");
     Ok(())
 }

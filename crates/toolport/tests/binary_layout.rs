@@ -39,3 +39,39 @@ fn the_binary_is_position_independent_with_packed_relocations() {
         "toolport has no .relr.dyn: build.rs no longer packs relative relocations"
     );
 }
+
+/// `layout/start.ld` is what build.rs hands the linker for release builds:
+/// one output section before `.text`, one input section pattern a line, in
+/// names a linker script reads as they are (no quoting needed).
+#[test]
+fn the_start_up_layout_script_is_well_formed() {
+    let script =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/layout/start.ld")).expect("read start.ld");
+    let lines: Vec<&str> = script.lines().map(str::trim).filter(|l| !l.starts_with("/*")).collect();
+    assert_eq!(
+        lines[..4],
+        ["SECTIONS", "{", ".text.start :", "{"],
+        "an output section .text.start"
+    );
+    assert_eq!(
+        lines[lines.len() - 3..],
+        ["}", "}", "INSERT BEFORE .text;"],
+        "inserted before .text"
+    );
+    let entries = &lines[4..lines.len() - 3];
+    assert!(
+        entries.len() > 1000,
+        "only {} functions placed: regenerate with benches/layout/order.sh",
+        entries.len()
+    );
+    for entry in entries {
+        let section = entry
+            .strip_prefix("*(.text.")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("not an input section description: {entry}"));
+        assert!(
+            !section.is_empty() && section.chars().all(|c| c.is_ascii_alphanumeric() || "_.$*".contains(c)),
+            "a section name a linker script would misread: {entry}"
+        );
+    }
+}

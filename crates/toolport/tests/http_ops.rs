@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use support::*;
 use toolport_http::HttpConfig;
 use toolport_server::Server;
-use toolport_server::audit::AuditLog;
+use toolport_server::audit::{AuditKey, AuditLog, AuditOptions};
 use toolport_server::policy::{PolicyConfig, ToolPolicyConfig};
 
 #[tokio::test]
@@ -221,7 +221,13 @@ async fn every_tool_call_is_audited_and_tampering_is_found() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("audit.jsonl");
     let _ = std::fs::remove_file(&path);
-    let audit = AuditLog::open(path.to_str().unwrap(), vec!["message".into()]).unwrap();
+    let key_file = dir.join("audit.key");
+    let key = AuditKey::load_or_create(&key_file).unwrap();
+    let options = AuditOptions {
+        redact: vec!["message".into()],
+        ..AuditOptions::default()
+    };
+    let audit = AuditLog::open(path.to_str().unwrap(), key, options).unwrap();
     let server = toolport::demo::install(Server::builder("t", "1"))
         .audit(audit)
         .build()
@@ -244,9 +250,14 @@ async fn every_tool_call_is_audited_and_tampering_is_found() {
     );
     call(s.addr, "POST", &modern_headers("tools/call", Some("echo")), &secret).await;
     // Each record is queued before its call is answered; wait for the writes.
-    s.server.flush_audit();
+    // The closing checkpoint seals the stream.
+    s.server.close_audit();
     let text = std::fs::read_to_string(&path).unwrap();
-    let records: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|r| r["kind"] == "call")
+        .collect();
     assert_eq!(records.len(), 3);
     assert_eq!(records[0]["tool"], "get_weather");
     assert_eq!(records[0]["arguments"], json!({"city": "Paris"}));
@@ -257,18 +268,24 @@ async fn every_tool_call_is_audited_and_tampering_is_found() {
         std::process::Command::new(env!("CARGO_BIN_EXE_toolport"))
             .args(["audit", "verify"])
             .arg(path)
+            .arg("--key-file")
+            .arg(&key_file)
             .output()
             .unwrap()
     };
     let ok = verify(&path);
     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
-    assert!(String::from_utf8_lossy(&ok.stdout).contains("3 records, chain intact"));
+    assert!(
+        String::from_utf8_lossy(&ok.stdout).contains("3 records in 1 runs, chain intact, closed"),
+        "{}",
+        String::from_utf8_lossy(&ok.stdout)
+    );
     std::fs::write(&path, text.replacen("Rome", "Oslo", 1)).unwrap();
     let broken = verify(&path);
     assert_eq!(broken.status.code(), Some(1));
     let message = String::from_utf8_lossy(&broken.stderr);
     assert!(
-        message.contains("record 2 (line 2)") && message.contains("edited"),
+        message.contains("record 3 (line 3)") && message.contains("edited"),
         "{message}"
     );
     let _ = std::fs::remove_dir_all(&dir);

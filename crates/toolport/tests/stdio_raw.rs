@@ -414,3 +414,32 @@ async fn mrtr_round_trip_over_stdio() {
         json!({"requiredCapabilities":{"elicitation":{"form":{}}}})
     );
 }
+
+#[tokio::test]
+async fn statistics_beyond_a_64_bit_float_are_an_error_result_not_nulls_in_both_eras() {
+    // [1e308, 1e308] sums to infinity, which JSON cannot say: the answer
+    // must not be `sum: null` where the outputSchema promises a number.
+    let mut s = Server::start();
+    s.initialize("2025-11-25").await;
+    let call = r#""name":"compute_stats","arguments":{"numbers":[1e308,1e308]}"#;
+    let legacy = s
+        .ask(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{call}}}}}"#
+        ))
+        .await;
+    let modern = s
+        .ask(&format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{{call},{MODERN_META}}}}}"#
+        ))
+        .await;
+    for (era, answer) in [("handshake", legacy), ("2026-07-28", modern)] {
+        let result = &answer["result"];
+        assert_eq!(result["isError"], true, "{era}: {answer}");
+        assert!(result.get("structuredContent").is_none(), "{era}: {answer}");
+        assert!(!answer.to_string().contains("null"), "{era}: {answer}");
+        assert!(
+            result["content"][0]["text"].as_str().unwrap().contains("64-bit float"),
+            "{era}: {answer}"
+        );
+    }
+}

@@ -27,7 +27,7 @@ mod introspection;
 mod jwks;
 mod metadata;
 mod scopes;
-mod token;
+pub(crate) mod token;
 mod verified;
 
 use std::sync::Arc;
@@ -186,7 +186,7 @@ impl ResourceServer {
 /// The bearer token of a request: `Ok(None)` without one; `Err` for a
 /// malformed `Authorization` (several of them, or an empty or invalid
 /// token), which RFC 6750 answers with 400 `invalid_request`.
-fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Result<Option<&str>, &'static str> {
     let mut values = headers.get_all(header::AUTHORIZATION).iter();
     let Some(value) = values.next() else {
         return Ok(None);

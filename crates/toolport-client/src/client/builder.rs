@@ -95,7 +95,10 @@ impl ClientBuilder {
         Ok(Client {
             inner: Arc::new(Inner {
                 in_flight: Semaphore::new(self.options.max_in_flight.max(1)),
-                inbound: Arc::new(Inbound::new(self.handler)),
+                inbound: Arc::new(Inbound::new(
+                    self.handler,
+                    Arc::new(crate::cache::ResultCache::new(self.options.cache_capacity)),
+                )),
                 target,
                 options: self.options,
                 capabilities,

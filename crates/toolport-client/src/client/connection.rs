@@ -174,6 +174,7 @@ impl Client {
                     prompts_list_changed: Some(true),
                     resources_list_changed: Some(true),
                     resource_subscriptions: Some(lock(&self.inner.subscriptions).iter().cloned().collect()),
+                    task_ids: None,
                 };
                 let mut params = Map::from_iter([("notifications".to_owned(), json!(filter))]);
                 params.insert("_meta".into(), Value::Object(self.meta(link)));

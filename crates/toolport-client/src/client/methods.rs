@@ -118,14 +118,30 @@ impl Client {
         if let Some(arguments) = arguments {
             params["arguments"] = arguments;
         }
-        match self.typed(tools::CALL, params.clone(), options.clone()).await {
-            // A 2026-07-28 server wants headers for arguments this client did
-            // not know about: learn the tool's definition and send it again.
-            Err(ClientError::Remote(e)) if e.code == ErrorCode::HEADER_MISMATCH => {
-                self.list_tools().await?;
-                self.typed(tools::CALL, params, options).await
+        let backoff = self.inner.options.backoff;
+        let mut failures = 0;
+        loop {
+            let result = match self.typed(tools::CALL, params.clone(), options.clone()).await {
+                // A 2026-07-28 server wants headers for arguments this client did
+                // not know about: learn the tool's definition and send it again.
+                Err(ClientError::Remote(e)) if e.code == ErrorCode::HEADER_MISMATCH => {
+                    self.list_tools().await?;
+                    self.typed(tools::CALL, params.clone(), options.clone()).await
+                }
+                other => other,
+            }?;
+            // A failure the server says another try may fix, of a call that
+            // is safe to send again: sent again after a pause.
+            let Some(retry_after) = retryable_failure(&result) else {
+                return Ok(result);
+            };
+            let safe = options.carries_idempotency_key() || self.retry_safe(tools::CALL, &params_map(&params));
+            failures += 1;
+            if !safe || failures >= backoff.max_attempts || self.inner.closed.is_cancelled() {
+                return Ok(result);
             }
-            other => other,
+            tracing::debug!(tool = %name, failures, "retrying a retryable tool failure");
+            tokio::time::sleep(super::pause_before_retry(&backoff, failures, retry_after)).await;
         }
     }
 
@@ -223,4 +239,29 @@ impl Client {
     pub async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), ClientError> {
         self.link_with_retries().await?.notify(method, params).await
     }
+}
+
+/// For an `isError` result marked retryable (`_meta` under
+/// `dev.toolport/error`): `Some` with the wait the server asked for, if any.
+fn retryable_failure(result: &CallToolResult) -> Option<Option<std::time::Duration>> {
+    if result.is_error != Some(true) {
+        return None;
+    }
+    let detail = result.meta.as_ref()?.get(ERROR_META)?;
+    if detail.get("retryable").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    Some(
+        detail
+            .get("retryAfterMs")
+            .and_then(Value::as_u64)
+            .map(std::time::Duration::from_millis),
+    )
+}
+
+/// The `_meta` key of Toolport's tool failures (`toolport_server::ERROR_META`).
+const ERROR_META: &str = "dev.toolport/error";
+
+fn params_map(params: &Value) -> serde_json::Map<String, Value> {
+    params.as_object().cloned().unwrap_or_default()
 }

@@ -112,8 +112,9 @@ impl HttpWire {
                     let mut exchange = exchange?;
                     if !exchange.status.is_success() || !exchange.is_event_stream() {
                         let status = exchange.status;
+                        let headers = exchange.headers.clone();
                         let body = exchange.bytes(ERROR_BODY_LIMIT).await.unwrap_or_default();
-                        return Err(error_from_body(status, &body));
+                        return Err(error_from_body(status, &headers, &body));
                     }
                     let mut cursor = StreamCursor::default();
                     wire.pump(&mut exchange.body, &mut cursor).await;

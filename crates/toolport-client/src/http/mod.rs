@@ -61,9 +61,27 @@ struct StreamCursor {
 
 /// A JSON-RPC error in an error body becomes [`ClientError::Remote`]
 /// (2026-07-28 sends its errors with 4xx statuses); anything else keeps the status.
-fn error_from_body(status: StatusCode, body: &[u8]) -> ClientError {
+fn error_from_body(status: StatusCode, headers: &http::HeaderMap, body: &[u8]) -> ClientError {
+    // `Retry-After` in delta-seconds (an HTTP date is not honoured: clocks differ).
+    let retry_after = headers
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
     if let Ok(Frame::Single(Message::Error(e))) = jsonrpc::decode(body) {
-        return ClientError::Remote(e.error);
+        let mut error = e.error;
+        // The header says what the body may not: a wait before trying again.
+        if let Some(wait) = retry_after
+            && error.data.as_ref().and_then(|d| d.get("retryAfterMs")).is_none()
+            && error.code == toolport_protocol::ErrorCode::OVERLOADED
+        {
+            let mut data = error.data.take().unwrap_or_else(|| serde_json::json!({}));
+            if let Some(map) = data.as_object_mut() {
+                map.insert("retryAfterMs".into(), serde_json::json!(wait.as_millis() as u64));
+            }
+            error.data = Some(data);
+        }
+        return ClientError::Remote(error);
     }
     let text = String::from_utf8_lossy(&body[..body.len().min(512)]).trim().to_owned();
     match status {
@@ -76,6 +94,8 @@ fn error_from_body(status: StatusCode, body: &[u8]) -> ClientError {
             } else {
                 text
             },
+            retry_after: retry_after
+                .filter(|_| status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE),
         },
     }
 }

@@ -112,18 +112,21 @@ impl HttpWire {
             let key = match request.method {
                 "tools/call" | "prompts/get" => Some("name"),
                 "resources/read" => Some("uri"),
+                // The tasks extension routes by task.
+                "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
                 _ => None,
             };
             if let Some(name) = key.and_then(|k| request.params.as_ref()?.get(k)?.as_str()) {
                 h.insert(MCP_NAME, header_value(&encode_value(name))?);
             }
-            for (name, value) in &request.extra_headers {
-                let name = HeaderName::try_from(name.as_str())
-                    .map_err(|_| ClientError::InvalidInput(format!("{name:?} is not a header name")))?;
-                h.insert(name, header_value(value)?);
-            }
         } else if request.method != lifecycle::INITIALIZE {
             self.session_headers(&mut h);
+        }
+        // `Mcp-Param-*` (2026-07-28) and the trace context (both eras).
+        for (name, value) in &request.extra_headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|_| ClientError::InvalidInput(format!("{name:?} is not a header name")))?;
+            h.insert(name, header_value(value)?);
         }
         Ok(h)
     }
@@ -173,8 +176,9 @@ impl HttpWire {
                 self.closed.cancel();
                 return Err(ClientError::SessionExpired);
             }
+            let headers = exchange.headers.clone();
             let text = exchange.bytes(ERROR_BODY_LIMIT).await.unwrap_or_default();
-            return Err(error_from_body(status, &text));
+            return Err(error_from_body(status, &headers, &text));
         }
         if exchange.is_event_stream() {
             return self.read_stream(exchange, id, rx, legacy).await;
@@ -342,8 +346,9 @@ impl HttpWire {
             return Err(ClientError::SessionExpired);
         }
         if !status.is_success() {
+            let headers = exchange.headers.clone();
             let body = exchange.bytes(ERROR_BODY_LIMIT).await.unwrap_or_default();
-            return Err(error_from_body(status, &body));
+            return Err(error_from_body(status, &headers, &body));
         }
         Ok(())
     }
@@ -363,10 +368,11 @@ impl HttpWire {
                 self.closed.cancel();
                 return Err(ClientError::SessionExpired);
             }
+            let headers = exchange.headers.clone();
             let body = exchange.bytes(ERROR_BODY_LIMIT).await.unwrap_or_default();
             return Err(ClientError::Disconnected(format!(
                 "the stream could not be resumed: {}",
-                error_from_body(status, &body)
+                error_from_body(status, &headers, &body)
             )));
         }
         Ok(exchange)

@@ -189,3 +189,21 @@ pub async fn open_session(addr: SocketAddr) -> String {
 pub fn request(id: u64, method: &str, params: Value) -> String {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
 }
+
+/// Sends on a channel when dropped: a handler's future was dropped, which
+/// is what cancelling it does.
+pub struct OnDrop(pub tokio::sync::mpsc::UnboundedSender<()>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// Waits (within the patience) for a signal on `rx`.
+pub async fn signalled(rx: &mut tokio::sync::mpsc::UnboundedReceiver<()>) {
+    tokio::time::timeout(PATIENCE, rx.recv())
+        .await
+        .expect("the signal within the patience")
+        .expect("the server still runs");
+}

@@ -9,7 +9,7 @@ use cap_std::fs::Dir;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use toolport_server::{Json, RequestContext, ServerBuilder, ToolError, tool};
+use toolport_server::{Json, RequestContext, ServerBuilder, TaskSupport, ToolError, tool};
 
 use super::error::FsError;
 use super::path::{PathArgs, display, kind_of};
@@ -295,6 +295,8 @@ pub(crate) fn install(shared: &Arc<Shared>, builder: ServerBuilder) -> ServerBui
         tool("directory_tree")
             .description("A directory's tree as nested JSON, to a depth (default 3) and an entry cap; symbolic links are shown, not followed.")
             .read_only()
+            .task_support(TaskSupport::Optional)
+            .resumable()
             .handler(move |cx: RequestContext, args: TreeArgs| directory_tree(s.clone(), cx, args)),
     );
     let s = shared.clone();
@@ -302,6 +304,8 @@ pub(crate) fn install(shared: &Arc<Shared>, builder: ServerBuilder) -> ServerBui
         tool("search_files")
             .description("Finds files and directories whose name (pattern without '/') or path below the start directory (pattern with '/') matches a glob, e.g. \"*.rs\" or \"src/**/mod.rs\". Bounded; `truncated` says whether it stopped early.")
             .read_only()
+            .task_support(TaskSupport::Optional)
+            .resumable()
             .handler(move |cx: RequestContext, args: SearchArgs| search_files(s.clone(), cx, args)),
     )
 }

@@ -139,5 +139,22 @@ fn changed(shared: &Arc<Shared>, server: &Server, path: &Path) {
         // A file directly inside the root may have come or gone.
         refresh_listing(shared, server, &root);
     }
-    server.resource_updated(&Root::uri(&root, &rel));
+    server.resource_updated_version(&Root::uri(&root, &rel), &version(path));
+}
+
+/// Names a change by what it left: the file's modification time and size,
+/// or its absence. Replicas watching one shared folder see the same change
+/// alike, so a shared bus announces it once, not once per replica.
+fn version(path: &Path) -> String {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => {
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("{modified}:{}", meta.len())
+        }
+        Err(_) => "gone".into(),
+    }
 }

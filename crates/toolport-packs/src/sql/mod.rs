@@ -12,7 +12,7 @@
 //! get a clear refusal before the database sees them.
 
 mod demo;
-mod guard;
+pub(crate) mod guard;
 mod postgres;
 mod sqlite;
 mod tools;

@@ -13,8 +13,8 @@ use toolport_protocol::prompts::PromptMessage;
 use toolport_protocol::resources::{Resource, ResourceTemplate};
 use toolport_server::completion::Completer;
 use toolport_server::{
-    Json, NoArgs, RequestContext, ResourceEntry, ResourceError, ResourceRequest, ServerBuilder, TemplateEntry,
-    ToolError, prompt, tool,
+    Json, NoArgs, RequestContext, ResourceEntry, ResourceError, ResourceRequest, ServerBuilder, TaskSupport,
+    TemplateEntry, ToolError, prompt, tool,
 };
 
 use super::guard::Flavor;
@@ -176,6 +176,9 @@ pub(crate) fn install(shared: &Arc<Shared>, mut builder: ServerBuilder) -> Serve
                 shared.max_rows
             ))
             .read_only()
+            // A long query can run as a task; being read-only, it can run again.
+            .task_support(TaskSupport::Optional)
+            .resumable()
             .handler(move |args: QueryArgs| query(s.clone(), args)),
     );
     let s = shared.clone();

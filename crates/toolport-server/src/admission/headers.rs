@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
-use toolport_protocol::{ErrorCode, ErrorObject, prompts, resources, tools};
+use toolport_protocol::{ErrorCode, ErrorObject, prompts, resources, tasks, tools};
 
 use crate::schema::{HeaderParam, HeaderParamKind};
 
@@ -90,6 +90,8 @@ pub(crate) fn check_stateless(
     let key = match method {
         tools::CALL | prompts::GET => Some("name"),
         resources::READ => Some("uri"),
+        // The tasks extension routes by task (SEP-2663).
+        tasks::GET | tasks::UPDATE | tasks::CANCEL => Some("taskId"),
         _ => None,
     };
     if let Some(key) = key {

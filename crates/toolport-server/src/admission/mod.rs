@@ -138,6 +138,24 @@ impl Admitted {
     }
 }
 
+/// The W3C `traceparent` and `tracestate` HTTP headers, honoured like the
+/// same keys in `_meta` (which win when both are sent): a proxy or a client
+/// that only sets headers still puts the call in its trace.
+fn trace_context_from_headers(headers: &dyn RoutingHeaders, meta: &mut RequestMeta) {
+    if meta.other.contains_key(keys::TRACEPARENT) {
+        return;
+    }
+    let Ok(Some(parent)) = headers::text(headers, keys::TRACEPARENT) else {
+        return;
+    };
+    meta.other
+        .insert(keys::TRACEPARENT.to_owned(), Value::String(parent.to_owned()));
+    if let Ok(Some(state)) = headers::text(headers, "tracestate") {
+        meta.other
+            .insert("tracestate".to_owned(), Value::String(state.to_owned()));
+    }
+}
+
 /// Methods that exist only in 2026-07-28: their era needs no `_meta` to tell.
 pub(crate) fn is_stateless_only(method: &str) -> bool {
     matches!(method, lifecycle::DISCOVER | subscriptions::LISTEN)
@@ -188,10 +206,13 @@ impl Server {
             Some(Value::Object(map)) => map,
             Some(_) => return Err(guess.refuse(ErrorObject::invalid_params("params must be an object"))),
         };
-        let meta = match params.remove("_meta") {
+        let mut meta = match params.remove("_meta") {
             None => RequestMeta::default(),
             Some(meta) => RequestMeta::from_value(meta).map_err(|e| guess.refuse(ErrorObject::invalid_params(e)))?,
         };
+        if let Some(headers) = facts.headers {
+            trace_context_from_headers(headers, &mut meta);
+        }
         let stateless = if guess.0 == Era::Stateless || meta.is_stateless() {
             Some(self.check_stateless(&method, &params, &meta, facts)?)
         } else {

@@ -1,14 +1,15 @@
 //! Deadlines: a call that runs longer than its tool's deadline (or the
-//! server's) is stopped and answered with -32001 and `data.deadlineMs`.
+//! server's) is stopped and answered with an `isError` result whose code is
+//! `deadline_exceeded`, retryable.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::json;
-use toolport_protocol::{ErrorCode, ErrorObject};
-
 use super::layer::{CallFuture, CallLayer, Next, ToolCall};
 use crate::error::ToolError;
+
+/// The code of a call stopped at its deadline.
+pub const DEADLINE_EXCEEDED: &str = "deadline_exceeded";
 
 /// How long each tool's calls may run, in milliseconds; 0 for no deadline.
 #[derive(Debug, Clone)]
@@ -58,16 +59,15 @@ impl CallLayer for DeadlineLayer {
             };
             within.unwrap_or_else(|_| {
                 metrics::counter!("toolport_deadlines_exceeded_total", "tool" => call.name.to_owned()).increment(1);
-                // The handler's future is dropped here: its work stops at its next await.
-                Err(ToolError::Protocol(
-                    ErrorObject::new(
-                        ErrorCode::REQUEST_TIMEOUT,
-                        format!(
-                            "Deadline exceeded: {} ran longer than its {deadline_ms} ms and was stopped",
-                            call.name
-                        ),
-                    )
-                    .with_data(json!({ "deadlineMs": deadline_ms })),
+                // The handler's future is dropped here: its work stops at its
+                // next await. The caller gets an `isError` result it can act
+                // on (another try may be faster), not a protocol error.
+                Err(ToolError::retryable(
+                    DEADLINE_EXCEEDED,
+                    format!(
+                        "Deadline exceeded: {} ran longer than its {deadline_ms} ms and was stopped",
+                        call.name
+                    ),
                 ))
             })
         })

@@ -135,8 +135,7 @@ impl CallLayer for IdempotencyLayer {
 }
 
 fn unavailable(e: StateError) -> ErrorObject {
-    tracing::error!(error = %e, "idempotency key check failed");
-    ErrorObject::internal(format!("idempotency keys cannot be checked: {e}"))
+    e.to_error_object("the idempotency key could not be checked")
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub(crate) fn outcome_label(outcome: &CallOutcome) -> (&'static str, Option<tool
     match outcome {
         Ok(r) if r.is_error == Some(true) => ("tool_error", None),
         Ok(_) => ("ok", None),
-        Err(ToolError::Failed(_) | ToolError::InvalidArguments(_)) => ("tool_error", None),
+        Err(ToolError::Failed(_) | ToolError::InvalidArguments(_) | ToolError::Coded(_)) => ("tool_error", None),
         Err(ToolError::InputRequired(_)) => ("input_required", None),
         Err(ToolError::Cancelled) => ("cancelled", None),
         Err(ToolError::MissingCapability(_)) => ("error", Some(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY)),

@@ -11,6 +11,7 @@
 mod audit;
 mod cancel;
 mod deadline;
+pub use self::deadline::DEADLINE_EXCEEDED;
 mod gate;
 mod idempotency;
 mod layer;

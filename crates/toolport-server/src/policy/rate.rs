@@ -66,10 +66,7 @@ impl RateLimits {
                 self.activity.record_rate_refusal(what);
                 Err(refusal)
             }
-            Err(e) => {
-                tracing::error!(error = %e, "rate limit check failed");
-                Err(ErrorObject::internal(format!("rate limits cannot be checked: {e}")))
-            }
+            Err(e) => Err(e.to_error_object("the rate limit could not be checked")),
         }
     }
 }

@@ -1,8 +1,13 @@
 //! The bus of server events that listen streams, resource subscriptions and
 //! `list_changed` notifications ride on.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::time::Instant;
 
 use crate::events::ServerEvent;
 
@@ -15,6 +20,12 @@ use crate::events::ServerEvent;
 pub trait EventBus: Send + Sync + std::fmt::Debug + 'static {
     /// Announces an event.
     fn publish(&self, event: ServerEvent);
+    /// Announces an event that every replica may observe on its own (a file
+    /// changed in a folder they all watch): `version` names the change (a
+    /// file's modification time and size, say), and the bus delivers each
+    /// (event, version) once within [`ONCE_WINDOW`], however many replicas
+    /// announce it. Two changes with different versions are two events.
+    fn publish_once(&self, event: ServerEvent, version: &str);
     /// Every event published from now on.
     fn subscribe(&self) -> EventSubscription;
 }
@@ -44,11 +55,27 @@ impl EventSubscription {
     }
 }
 
+/// How long a bus remembers an announced (event, version), so that the
+/// other replicas' announcements of the same change are dropped: longer than
+/// the replicas take to notice one change, however far apart.
+pub const ONCE_WINDOW: Duration = Duration::from_secs(60);
+
+/// The key under which a bus remembers an announced (event, version).
+pub fn once_key(event: &ServerEvent, version: &str) -> String {
+    let event = serde_json::to_string(event).unwrap_or_default();
+    format!("{event}@{version}")
+}
+
 /// A bus within this process: a tokio broadcast channel.
 #[derive(Debug)]
 pub struct MemoryEventBus {
     sender: broadcast::Sender<ServerEvent>,
+    /// What `publish_once` announced recently, and when.
+    announced: Mutex<HashMap<String, Instant>>,
 }
+
+/// Remembered announcements beyond which the expired ones are dropped.
+const FORGET_ABOVE: usize = 1024;
 
 impl MemoryEventBus {
     /// Events buffered per subscriber by default.
@@ -58,6 +85,7 @@ impl MemoryEventBus {
     pub fn new(capacity: usize) -> Self {
         MemoryEventBus {
             sender: broadcast::channel(capacity.max(1)).0,
+            announced: Mutex::default(),
         }
     }
 }
@@ -72,6 +100,27 @@ impl EventBus for MemoryEventBus {
     fn publish(&self, event: ServerEvent) {
         // Nobody listening is fine: there is nobody to tell.
         let _ = self.sender.send(event);
+    }
+
+    fn publish_once(&self, event: ServerEvent, version: &str) {
+        let now = Instant::now();
+        let fresh = {
+            let mut announced = self.announced.lock().unwrap_or_else(|p| p.into_inner());
+            if announced.len() > FORGET_ABOVE {
+                announced.retain(|_, at| now.duration_since(*at) < ONCE_WINDOW);
+            }
+            let key = once_key(&event, version);
+            match announced.get(&key) {
+                Some(at) if now.duration_since(*at) < ONCE_WINDOW => false,
+                _ => {
+                    announced.insert(key, now);
+                    true
+                }
+            }
+        };
+        if fresh {
+            self.publish(event);
+        }
     }
 
     fn subscribe(&self) -> EventSubscription {

@@ -23,7 +23,7 @@ use toolport_protocol::tools::CallToolResult;
 
 use super::{
     ArgumentsDigest, Claim, EventBus, EventLog, IdempotencyStore, KeyRing, KeyRingError, RateDecision, RateLimiter,
-    SessionRecord, SessionStore, SettingsChange,
+    Relay, SessionRecord, SessionStore, SettingsChange,
 };
 use crate::events::ServerEvent;
 use crate::policy::RateConfig;
@@ -347,6 +347,95 @@ where
         }
     }
     assert!(last.is_some(), "a lagging subscriber goes on receiving");
+}
+
+/// Announcements of one change by several replicas: each (event, version)
+/// reaches a subscriber once, whichever handle announced it and however
+/// often; another version is another event. `make` gives two handles on one
+/// empty bus (two replicas of one shared bus; in memory, one bus twice).
+pub async fn event_bus_once<F, Fut>(make: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = (Arc<dyn EventBus>, Arc<dyn EventBus>)>,
+{
+    let (a, b) = make().await;
+    let mut subscriber = b.subscribe();
+    let changed = ServerEvent::ResourceUpdated("file:///shared/a.txt".into());
+    for (bus, version) in [(&a, "v1"), (&b, "v1"), (&a, "v1"), (&b, "v2"), (&a, "v2")] {
+        bus.publish_once(changed.clone(), version);
+    }
+    // Each handle's announcements are settled once its own marker arrives.
+    a.publish(ServerEvent::ToolsChanged);
+    b.publish(ServerEvent::PromptsChanged);
+    let (mut updates, mut markers) = (0, 0);
+    for _ in 0..20 {
+        let batch = tokio::time::timeout(Duration::from_secs(5), subscriber.next())
+            .await
+            .expect("the bus delivers within 5 s")
+            .expect("the bus is alive");
+        for event in batch {
+            match event {
+                ServerEvent::ResourceUpdated(_) => updates += 1,
+                _ => markers += 1,
+            }
+        }
+        if markers == 2 {
+            break;
+        }
+    }
+    assert_eq!(markers, 2, "both markers arrive");
+    assert_eq!(updates, 2, "one update per version, not one per announcement");
+}
+
+/// The relay: a message reaches every subscription of its topic, in order,
+/// and no other topic's; the count of receivers and subscribers is right;
+/// a dropped subscription unsubscribes. `make` gives two handles on one
+/// relay (two replicas of one shared relay; in memory, one relay twice).
+pub async fn relay<F, Fut>(make: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = (Arc<dyn Relay>, Arc<dyn Relay>)>,
+{
+    let (a, b) = make().await;
+    let text = |s: &'static str| Bytes::from_static(s.as_bytes());
+    assert_eq!(a.send("t", text("lost")).await.unwrap(), 0, "nobody listens yet");
+    assert_eq!(a.subscribers("t").await.unwrap(), 0);
+    let mut on_b = b.subscribe("t").await.unwrap();
+    let mut elsewhere = b.subscribe("u").await.unwrap();
+    assert_eq!(a.subscribers("t").await.unwrap(), 1);
+    for i in 0..5u8 {
+        assert_eq!(a.send("t", Bytes::from(vec![i])).await.unwrap(), 1, "one receiver");
+    }
+    for i in 0..5u8 {
+        assert_eq!(on_b.next().await, Some(Bytes::from(vec![i])), "in order");
+    }
+    let mut on_a = a.subscribe("t").await.unwrap();
+    assert_eq!(b.subscribers("t").await.unwrap(), 2);
+    assert_eq!(b.send("t", text("both")).await.unwrap(), 2);
+    assert_eq!(on_a.next().await, Some(text("both")));
+    assert_eq!(on_b.next().await, Some(text("both")));
+    a.send("u", text("other topic")).await.unwrap();
+    assert_eq!(elsewhere.next().await, Some(text("other topic")));
+    a.send("t", text("after")).await.unwrap();
+    assert_eq!(
+        on_b.next().await,
+        Some(text("after")),
+        "another topic's message is not here"
+    );
+
+    drop(on_a);
+    drop(on_b);
+    let mut left = usize::MAX;
+    for _ in 0..200 {
+        left = a.subscribers("t").await.unwrap();
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(left, 0, "dropped subscriptions unsubscribe");
+    assert_eq!(a.send("t", text("gone")).await.unwrap(), 0);
+    assert_eq!(b.subscribers("u").await.unwrap(), 1, "other topics stay");
 }
 
 /// The key ring: the first key seals, every key opens, an unknown key id

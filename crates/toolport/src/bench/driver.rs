@@ -38,7 +38,11 @@ const META: &str = "_meta";
 
 impl Workload {
     fn body(&self, id: i64) -> String {
-        let mut params = json!({"name": self.tool, "arguments": self.arguments});
+        self.body_with(id, &self.arguments)
+    }
+
+    fn body_with(&self, id: i64, arguments: &Value) -> String {
+        let mut params = json!({"name": self.tool, "arguments": arguments});
         if self.era == EraChoice::Stateless {
             params[META] = json!({
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -154,7 +158,26 @@ impl HttpTarget {
     /// JSON-RPC error or a tool's `isError` result.
     pub(crate) async fn call(&self, sender: &mut SendRequest<Full<Bytes>>) -> Result<()> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let request = self.request(self.workload.body(id), self.session.as_deref())?;
+        self.call_body(sender, id, self.workload.body(id)).await.map(drop)
+    }
+
+    /// One call with these arguments; its result.
+    pub(crate) async fn call_with(&self, sender: &mut SendRequest<Full<Bytes>>, arguments: &Value) -> Result<Value> {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        self.call_body(sender, id, self.workload.body_with(id, arguments)).await
+    }
+
+    /// A session of its own, for a soak agent (handshake era).
+    pub(crate) async fn with_own_session(&self) -> Result<HttpTarget> {
+        let mut target = self.clone();
+        if target.workload.era == EraChoice::Handshake {
+            target.session = target.initialize().await?;
+        }
+        Ok(target)
+    }
+
+    async fn call_body(&self, sender: &mut SendRequest<Full<Bytes>>, id: i64, body: String) -> Result<Value> {
+        let request = self.request(body, self.session.as_deref())?;
         let response = send(sender, request).await?;
         let status = response.status();
         let sse = response
@@ -180,7 +203,8 @@ impl HttpTarget {
         } else {
             serde_json::from_slice(&body)?
         };
-        check_answer(&answer, id)
+        check_answer(&answer, id)?;
+        Ok(answer["result"].clone())
     }
 }
 
@@ -259,8 +283,18 @@ impl StdioTarget {
     }
 
     pub(crate) async fn call(&self) -> Result<()> {
+        self.call_with(&self.workload.arguments).await.map(drop)
+    }
+
+    /// The child's process id, for its memory.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self._child.id()
+    }
+
+    /// One call with these arguments; its result.
+    pub(crate) async fn call_with(&self, arguments: &Value) -> Result<Value> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let body: Value = serde_json::from_str(&self.workload.body(id))?;
+        let body: Value = serde_json::from_str(&self.workload.body_with(id, arguments))?;
         let result = self
             .peer
             .request("tools/call", Some(body["params"].clone()))
@@ -270,7 +304,7 @@ impl StdioTarget {
         if result["isError"] == true {
             bail!("the tool failed");
         }
-        Ok(())
+        Ok(result)
     }
 }
 

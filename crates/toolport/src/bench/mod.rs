@@ -6,6 +6,7 @@
 
 mod driver;
 mod report;
+mod soak;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -60,6 +61,23 @@ pub(crate) struct BenchArgs {
     /// marked, a latency histogram per step) as SVG to this file.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Soak instead of sweeping: run this long (`60s`, `10m`) with --agents x --parallel calls
+    /// in flight, every answer checked against its own argument (the tool must say its
+    /// `message` back, as `echo` does); fails on a lost or misrouted answer.
+    #[arg(long, value_parser = soak::parse_duration, value_name = "DURATION")]
+    soak: Option<Duration>,
+    /// Soak: agents (each its own connections, and in the handshake era its own session).
+    #[arg(long, default_value_t = 100)]
+    agents: usize,
+    /// Soak: calls each agent keeps in flight.
+    #[arg(long, default_value_t = 3)]
+    parallel: usize,
+    /// Soak: how often throughput, latency and the server's RSS are sampled.
+    #[arg(long, value_parser = soak::parse_duration, default_value = "60s", value_name = "DURATION")]
+    interval: Duration,
+    /// Soak: the server's process id, whose RSS is sampled (a stdio server's is known).
+    #[arg(long)]
+    pid: Option<u32>,
     /// A stdio server to spawn: `toolport bench -- COMMAND ARGS...`.
     #[arg(last = true)]
     command: Vec<String>,
@@ -91,6 +109,23 @@ pub(crate) async fn run(args: BenchArgs) -> Result<()> {
         _ => bail!("say where the server is: --server URL, or -- COMMAND ARGS... for stdio"),
     };
     let label = args.server.clone().unwrap_or_else(|| args.command.join(" "));
+    if let Some(duration) = args.soak {
+        if args.agents == 0 || args.parallel == 0 {
+            bail!("--agents and --parallel must be at least 1");
+        }
+        let plan = soak::SoakPlan {
+            duration,
+            agents: args.agents,
+            parallel: args.parallel,
+            interval: args.interval,
+            pid: args.pid,
+        };
+        let report = soak::run(&target, &plan).await?;
+        if let Some(path) = &args.json {
+            write_out(path, &format!("{report}\n"))?;
+        }
+        return Ok(());
+    }
     // One call first, so a wrong tool or URL fails fast with its reason.
     run_step(&target, 1, Duration::from_secs_f64(args.warmup.max(0.05)))
         .await

@@ -6,12 +6,13 @@
 # both, back to back, ROUNDS times, with wrk at concurrency 16; the table
 # reports medians and the ratio Redis / memory. Round trips are counted from
 # redis-server's INFO commandstats around a run, divided by the tool calls
-# the server counted (`toolport_tool_calls_total`); PING (the pub/sub
-# keeper's, once a second) and INFO itself are left out.
+# the server counted (`toolport_tool_calls_total`): the commands a client
+# sends (a script is one round trip); PING (the pub/sub keeper's, once a
+# second) and INFO itself are left out.
 # Modes: stateless-json (2026-07-28, no policy that needs the store),
 # stateless-json + rate (a per-principal rate limit), legacy-sse (a 2025-11-25
 # session, SSE answers: session lookup and event log).
-# Usage: benches/replicas/run.sh [seconds] [rounds]
+# Usage: benches/replicas/run.sh [seconds] [rounds]   (BIN=path/to/toolport to use another build)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source benches/http/common.sh
@@ -19,7 +20,8 @@ DURATION=${1:-3}
 ROUNDS=${2:-3}
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install wrk)"; exit 1; }
 command -v redis-server >/dev/null || { echo "redis-server is needed (apt-get install redis-server)"; exit 1; }
-[ -x target/release/toolport ] || cargo build --release -q --bin toolport
+BIN=${BIN:-target/release/toolport}
+[ -x "$BIN" ] || cargo build --release -q --bin toolport
 REDIS_PORT=19110; MEMORY=19111; SHARED=19112; MEMORY_RATE=19113; SHARED_RATE=19114
 KEY=$(python3 -c 'import base64,os;print(base64.b64encode(os.urandom(32)).decode())')
 redis-server --bind 127.0.0.1 --port $REDIS_PORT --save '' --appendonly no >/dev/null & redis=$!
@@ -29,7 +31,7 @@ serve() { # port state? rate?
   local env=(TOOLPORT_LOG=error TOOLPORT_SEAL_KEYS=$KEY)
   [ "$2" = shared ] && env+=(TOOLPORT_STATE_URL=redis://127.0.0.1:$REDIS_PORT)
   [ "$3" = rate ] && env+=("TOOLPORT_LIMITS__RATE_PER_PRINCIPAL={ per_second = 1000000, burst = 1000000 }")
-  env "${env[@]}" target/release/toolport serve --demo --bind 127.0.0.1:$1 2>/dev/null & pids+=($!)
+  env "${env[@]}" "$BIN" serve --demo --bind 127.0.0.1:$1 2>/dev/null & pids+=($!)
 }
 serve $MEMORY memory none; serve $SHARED shared none; serve $MEMORY_RATE memory rate; serve $SHARED_RATE shared rate
 for p in $MEMORY $SHARED $MEMORY_RATE $SHARED_RATE; do wait_ready $p; done
@@ -37,9 +39,12 @@ declare -A sessions
 for p in $MEMORY $SHARED; do sessions[$p]=$(open_session $p); done
 
 calls() { curl -s "http://127.0.0.1:$1/metrics" | awk '/^toolport_tool_calls_total\{tool="echo",outcome="ok"\}/{print $2}'; }
+# Round trips: the commands a client sends (a script is one, however many
+# commands it runs inside, which commandstats counts too).
+TRIPS='^cmdstat_(evalsha|eval|script|publish|pubsub|zcard|subscribe|unsubscribe|hello|client|select):'
 redis_calls() {
-  redis-cli -p $REDIS_PORT info commandstats | tr -d '\r' |
-    awk -F'[:,=]' '/^cmdstat_/ && $1 != "cmdstat_ping" && $1 != "cmdstat_info" {n += $3} END {print n + 0}'
+  redis-cli -p $REDIS_PORT info commandstats | tr -d '\r' | grep -E "$TRIPS" |
+    awk -F'[:,=]' '{n += $3} END {print n + 0}'
 }
 run() { # name port mode
   local line
@@ -64,7 +69,7 @@ for round in $(seq "$ROUNDS"); do
   run memory:legacy-sse $MEMORY legacy-sse >> "$results"
   run redis:legacy-sse $SHARED legacy-sse >> "$results"
 done
-echo "Redis commands per tool call: stateless-json $(trips $SHARED stateless-json)," \
+echo "Redis round trips per tool call: stateless-json $(trips $SHARED stateless-json)," \
   "stateless + rate $(trips $SHARED_RATE stateless-json), legacy-sse $(trips $SHARED legacy-sse)"
 python3 - "$results" <<'PY'
 import statistics, sys

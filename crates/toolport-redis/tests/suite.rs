@@ -106,3 +106,61 @@ async fn the_redis_relay_passes_the_suite() {
     })
     .await;
 }
+
+#[tokio::test]
+#[ignore = "needs redis-server"]
+async fn hostile_ids_never_reach_another_key_and_an_unreachable_redis_is_a_clear_error() {
+    let (a, _) = pair().await;
+    let (sessions, events) = (a.sessions(), a.event_log(16));
+    let record = |principal: &str| toolport_server::state::SessionRecord {
+        negotiated: toolport_server::Negotiated {
+            version: toolport_protocol::ProtocolVersion::ALL[0],
+            client_capabilities: Default::default(),
+            client_info: toolport_protocol::capabilities::Implementation::new("c", "1"),
+        },
+        principal: Some(principal.into()),
+        settings: Default::default(),
+    };
+    sessions.create("victim", record("alice")).await.unwrap();
+    events
+        .append("victim", 1, bytes::Bytes::from_static(b"secret"))
+        .await
+        .unwrap();
+    // Ids a client may make up, shaped like other keys: found as nothing, never an error.
+    for id in ["victim:subs", "", ":", "victim\r\nFLUSHALL", "*", &"x".repeat(10_000)] {
+        assert_eq!(sessions.get(id).await.unwrap(), None, "{id:?}");
+        assert!(!sessions.remove(id).await.unwrap(), "{id:?}");
+        assert_eq!(events.after(id, 1, 0).await.unwrap(), None, "{id:?}");
+    }
+    assert_eq!(events.after("1:victim", 0, 0).await.unwrap(), None);
+    assert!(
+        sessions.get("victim").await.unwrap().is_some(),
+        "the victim is untouched"
+    );
+    assert_eq!(events.after("victim", 1, 0).await.unwrap().unwrap().len(), 1);
+
+    // Nothing listens on this port: every call fails within the timeout, as Unavailable.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let options = RedisOptions {
+        timeout: Duration::from_millis(500),
+        ..RedisOptions::default()
+    };
+    let down = RedisState::open(&format!("redis://127.0.0.1:{port}"), options).unwrap();
+    let started = std::time::Instant::now();
+    let error = down.sessions().get("x").await.unwrap_err();
+    assert!(
+        matches!(error, toolport_server::state::StateError::Unavailable(_)),
+        "{error}"
+    );
+    assert!(down.ping().await.is_err());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "bounded: {:?}",
+        started.elapsed()
+    );
+    assert!(RedisState::open("http://not-redis", RedisOptions::default()).is_err());
+}

@@ -101,8 +101,9 @@ export class LiveView {
       const audit = await this.admin.get('audit?limit=100');
       if (!audit.available) return fill(root, h('p', { class: 'hint' }, 'No audit stream is configured ([audit] path).'));
       return fill(root, table([
-        ['time', (r) => r.time], ['principal', (r) => r.principal || '—'], ['tool', (r) => r.tool], ['outcome', (r) => r.outcome],
-        ['ms', (r) => String(r.duration_ms)], ['arguments', (r) => JSON.stringify(r.arguments)],
+        ['time', (r) => r.time], ['principal', (r) => r.principal || '—'], ['tool', (r) => r.tool || `(${r.kind || 'record'})`],
+        ['outcome', (r) => r.outcome || ''], ['ms', (r) => (r.duration_ms === undefined ? '' : String(r.duration_ms))],
+        ['arguments', (r) => (r.arguments === undefined ? '' : JSON.stringify(r.arguments))],
       ], audit.records, 'No call recorded yet.'));
     } catch (e) {
       return fill(root, h('p', { class: 'error' }, e.message));

@@ -664,7 +664,11 @@ async fn a_running_task_holds_its_place_at_the_gate_and_is_audited() {
     // records do not.
     let outcomes: Vec<String> = written
         .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).unwrap()["outcome"].as_str().map(str::to_owned))
+        .filter_map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["outcome"]
+                .as_str()
+                .map(str::to_owned)
+        })
         .collect();
     assert!(outcomes.contains(&format!("task_created {first}")), "{outcomes:?}");
     assert!(outcomes.contains(&format!("task_created {second}")), "{outcomes:?}");

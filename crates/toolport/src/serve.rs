@@ -192,7 +192,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     }
     let tasks = config.tasks.open().await?;
     let tasks_place = tasks.as_ref().map(|(_, place)| place.clone());
+    let mut task_engine = None;
     if let Some((engine, _)) = tasks {
+        task_engine = Some(engine.clone());
         builder = builder.tasks(engine);
     }
     let server = builder.build()?;
@@ -226,7 +228,7 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
         }
     };
     if config.ui.enabled {
-        transport = transport.with_mount(Arc::new(console(&config, &path)));
+        transport = transport.with_mount(Arc::new(crate::console::console(&config, &path, task_engine)));
     }
     if let Some(sql) = packs.as_ref().and_then(|p| p.sql.clone()) {
         transport = transport.with_readiness_check(Arc::new(SqlReadiness(sql)));
@@ -283,27 +285,6 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     server.close_audit();
     eprintln!("toolport: stopped");
     Ok(())
-}
-
-/// The web console as the configuration describes it.
-fn console(config: &Config, path: &str) -> toolport_console::Console {
-    let ui = &config.ui;
-    let oauth = match (&config.oauth.issuer, &ui.oauth_client_id) {
-        (Some(issuer), Some(client_id)) => Some(toolport_console::ConsoleOAuth {
-            issuer: issuer.clone(),
-            client_id: client_id.clone(),
-            scopes: ui.oauth_scopes.clone().unwrap_or_else(|| config.oauth.scopes.clone()),
-            // The same default as the resource server's audience.
-            resource: (config.oauth.resource.clone()).unwrap_or_else(|| format!("http://{}{path}", config.http.bind)),
-        }),
-        _ => None,
-    };
-    toolport_console::Console::new(toolport_console::ConsoleConfig {
-        admin_scopes: ui.admin_scopes.clone(),
-        oauth,
-        audit_path: config.audit.path.as_deref().filter(|p| *p != "-").map(PathBuf::from),
-        bench_report: ui.bench_report.clone(),
-    })
 }
 
 /// `/ready` fails while the SQL pack's database does not answer: a replica

@@ -17,8 +17,11 @@ export const FLAGS = [
   '--disable-component-update', '--disable-sync',
 ];
 
-/** A browser context on a fresh profile; page errors and console errors collected. */
-export async function open() {
+/**
+ * A browser context on a fresh profile; page errors and console errors of
+ * pages at `origin` (the console's, not an authorization server's) collected.
+ */
+export async function open(origin = process.env.CONSOLE_URL) {
   const profile = mkdtempSync(join(tmpdir(), 'toolport-console-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM,
@@ -29,8 +32,9 @@ export async function open() {
   const errors = [];
   const page = context.pages()[0] || await context.newPage();
   const watch = (p) => {
-    p.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
-    p.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+    const ours = () => !origin || p.url().startsWith(origin);
+    p.on('console', (m) => { if (m.type() === 'error' && ours()) errors.push(`console: ${m.text()}`); });
+    p.on('pageerror', (e) => { if (ours()) errors.push(`page error: ${e.message}`); });
   };
   watch(page);
   context.on('page', watch);

@@ -176,7 +176,7 @@ fn describe_transport_metrics() {
     );
     metrics::gauge!("toolport_sessions").set(0.0);
     for reason in ["slow_consumer", "client_gone"] {
-        metrics::counter!("toolport_stream_disconnects_total", "reason" => reason).absolute(0);
+        metrics::counter!("toolport_stream_disconnects_total", "reason" => reason).increment(0);
     }
 }
 

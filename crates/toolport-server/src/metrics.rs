@@ -144,14 +144,24 @@ pub(crate) fn describe() {
         "toolport_deadlines_exceeded_total",
         "Tool calls stopped at their deadline, by tool"
     );
+    describe_counter!(
+        "toolport_panics_total",
+        "Panics contained and answered -32603, by where (tool, request, http)"
+    );
+    for site in PANIC_SITES {
+        metrics::counter!("toolport_panics_total", "site" => *site).increment(0);
+    }
 }
+
+/// Where `toolport_rpc::panic::contain` catches panics, as labels.
+const PANIC_SITES: &[&str] = &["tool", "request", "http"];
 
 /// Creates a tool's series that are not made with its handles at zero, so
 /// they are scraped before its first call.
 pub(crate) fn register_tool(name: &str) {
-    metrics::counter!("toolport_deadlines_exceeded_total", "tool" => name.to_owned()).absolute(0);
+    metrics::counter!("toolport_deadlines_exceeded_total", "tool" => name.to_owned()).increment(0);
     for reason in REJECTION_REASONS {
-        metrics::counter!("toolport_rejections_total", "reason" => *reason).absolute(0);
+        metrics::counter!("toolport_rejections_total", "reason" => *reason).increment(0);
     }
     let _ = metrics::histogram!("toolport_queue_wait_seconds");
 }

@@ -111,6 +111,7 @@ async fn a_fresh_server_declares_every_series_with_help_and_type() {
         ("toolport_deadlines_exceeded_total", r#"tool="echo""#),
         ("toolport_queue_wait_seconds_count", ""),
         ("toolport_sessions", ""),
+        ("toolport_panics_total", r#"site="tool""#),
         ("toolport_stream_disconnects_total", r#"reason="slow_consumer""#),
         ("toolport_build_info", r#"server="toolport-demo""#),
         ("process_resident_memory_bytes", ""),

@@ -27,6 +27,10 @@ pub struct HttpConfig {
     /// names when bound to a loopback address (DNS-rebinding protection),
     /// any otherwise.
     pub allowed_hosts: Option<Vec<String>>,
+    /// Also allow an `Origin` naming the request's own `Host` (a page this
+    /// server served, such as the console), when the Host itself is checked:
+    /// a loopback-bound server, or one with `allowed_hosts`. Off by default.
+    pub same_origin: bool,
     /// Largest request body; more gets 413.
     pub max_body_bytes: usize,
     /// Largest request head (request line and headers) the connection
@@ -77,6 +81,7 @@ impl Default for HttpConfig {
             path: "/mcp".into(),
             allowed_origins: Vec::new(),
             allowed_hosts: None,
+            same_origin: false,
             max_body_bytes: 4 * 1024 * 1024,
             max_header_bytes: 16 * 1024,
             sessions: true,

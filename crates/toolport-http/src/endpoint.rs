@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
 use toolport_protocol::jsonrpc::{
@@ -33,6 +33,12 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
         return reply::document(document);
     }
     if request.uri().path() != state.config.path {
+        if let Some(mount) = &state.mount
+            && let Some(access) = mount.route(request.uri().path())
+        {
+            // Boxed: the console's requests are rare next to MCP ones.
+            return Box::pin(crate::mount::serve(state.clone(), mount.clone(), access, request)).await;
+        }
         return operations(&state, &request).await;
     }
     let (parts, body) = request.into_parts();
@@ -158,16 +164,9 @@ async fn post(state: &Arc<AppState>, headers: &RequestHeaders<'_>, body: Incomin
             "Accept must list application/json and text/event-stream",
         ));
     }
-    let body = match Limited::new(body, state.config.max_body_bytes).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-            let why = format!(
-                "Payload Too Large: the body exceeds {} bytes",
-                state.config.max_body_bytes
-            );
-            return reply::error(StatusCode::PAYLOAD_TOO_LARGE, None, ErrorObject::invalid_request(why));
-        }
-        Err(e) => return reply::bad_request(None, format!("could not read the body: {e}")),
+    let body = match crate::body::read_limited(body, state.config.max_body_bytes).await {
+        Ok(body) => body,
+        Err(response) => return *response,
     };
     match jsonrpc::decode(&body) {
         Err(error) => reply::message(StatusCode::BAD_REQUEST, &Message::Error(error)),

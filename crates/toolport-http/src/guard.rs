@@ -58,13 +58,13 @@ fn strip_port(authority: &str) -> &str {
 /// security warning): a browser page on a foreign site must not reach a
 /// server bound to this machine.
 pub(crate) fn check_origin_and_host(headers: &RequestHeaders<'_>, config: &HttpConfig) -> Result<(), Rejection> {
+    let host = headers.host.and_then(|h| h.to_str().ok()).unwrap_or("");
     if let Some(origin) = headers.origin {
         let origin = origin.to_str().unwrap_or("<not ASCII>");
-        if !origin_allowed(origin, config) {
+        if !origin_allowed(origin, config) && !same_origin(origin, host, config) {
             return Err(Rejection::OriginRejected(origin.to_owned()));
         }
     }
-    let host = headers.host.and_then(|h| h.to_str().ok()).unwrap_or("");
     let name = strip_port(host);
     let allowed = match &config.allowed_hosts {
         Some(list) => list.iter().any(|h| h == "*" || h.eq_ignore_ascii_case(name)),
@@ -153,6 +153,21 @@ impl Origin {
             port,
         })
     }
+}
+
+/// A page of this server calling it back: the Origin's authority is the
+/// request's Host. Only where the Host is checked (loopback binding or
+/// `allowed_hosts`): elsewhere a rebinding page would name its own host in
+/// both.
+fn same_origin(origin: &str, host: &str, config: &HttpConfig) -> bool {
+    let host_checked = config.allowed_hosts.is_some() || config.bind.ip().is_loopback();
+    if !(config.same_origin && host_checked) || host.is_empty() {
+        return false;
+    }
+    // The Host read as an authority of the Origin's scheme: the same parts
+    // (the default port filled in) or not the same site.
+    Origin::parse(origin)
+        .is_some_and(|origin| Origin::parse(&format!("{}://{host}", origin.scheme)).is_some_and(|own| own == origin))
 }
 
 /// What the client's `Accept` header allows.
@@ -268,6 +283,45 @@ mod tests {
             })
             .is_ok()
         );
+    }
+
+    #[test]
+    fn a_page_of_this_server_passes_only_where_the_host_is_checked() {
+        let public: std::net::SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let console = HttpConfig {
+            bind: public,
+            allowed_hosts: Some(vec!["mcp.example".into()]),
+            same_origin: true,
+            ..HttpConfig::default()
+        };
+        let page = [("host", "mcp.example:8080"), ("origin", "http://mcp.example:8080")];
+        assert!(with(&page, |h| check_origin_and_host(h, &console)).is_ok());
+        let secure = [("host", "MCP.example"), ("origin", "https://mcp.example")];
+        assert!(with(&secure, |h| check_origin_and_host(h, &console)).is_ok());
+        for bad in [
+            // Another port, another scheme's authority, another site, a path.
+            &[("host", "mcp.example:8080"), ("origin", "http://mcp.example:9090")][..],
+            &[("host", "mcp.example:8080"), ("origin", "ftp://mcp.example:8080")],
+            &[("host", "mcp.example:8080"), ("origin", "http://evil.example:8080")],
+            &[("host", "mcp.example:8080"), ("origin", "http://mcp.example:8080/x")],
+            &[("origin", "http://mcp.example:8080")],
+        ] {
+            assert!(with(bad, |h| check_origin_and_host(h, &console)).is_err(), "{bad:?}");
+        }
+        // Off unless asked for.
+        let off = HttpConfig {
+            same_origin: false,
+            ..console.clone()
+        };
+        assert!(with(&page, |h| check_origin_and_host(h, &off)).is_err());
+        // A server that answers any Host would let a rebinding page name
+        // its own host in both headers: not there.
+        let any_host = HttpConfig {
+            allowed_hosts: None,
+            ..console
+        };
+        let rebinding = [("host", "evil.example:8080"), ("origin", "http://evil.example:8080")];
+        assert!(with(&rebinding, |h| check_origin_and_host(h, &any_host)).is_err());
     }
 
     #[test]

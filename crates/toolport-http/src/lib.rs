@@ -19,7 +19,8 @@
 //!
 //! Beside the endpoint: `/health` (the process answers), `/ready` (it should
 //! get traffic: not draining, and every [`ReadinessCheck`] passes) and
-//! `/metrics`. [`BoundServer::serve`] drains on shutdown: `/ready` fails at
+//! `/metrics` (with the process's own metrics and build info), and whatever
+//! a [`Mount`] serves (the web console). [`BoundServer::serve`] drains on shutdown: `/ready` fails at
 //! once, the server serves on for [`HttpConfig::drain_delay`], then stops
 //! accepting, ends standalone streams and gives in-flight requests
 //! [`HttpConfig::shutdown_grace`] to finish.
@@ -34,7 +35,9 @@ pub mod fuzzing;
 pub mod guard;
 pub mod headers;
 mod live;
+pub mod mount;
 mod outbox;
+mod process;
 pub mod ready;
 mod replicas;
 mod reply;
@@ -47,6 +50,7 @@ mod topics;
 
 pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};
+pub use mount::{Access, LiveView, Mount, MountRequest, SessionSummary};
 pub use ready::ReadinessCheck;
 pub use serve::{BoundServer, HttpServer, LATENCY_BUCKETS};
 pub use state::MetricsRender;

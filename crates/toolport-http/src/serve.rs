@@ -17,6 +17,7 @@ use toolport_server::Server;
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::endpoint::route;
+use crate::mount::Mount;
 use crate::ready::ReadinessCheck;
 use crate::state::AppState;
 use crate::store::{EventLog, MemoryEventLog, MemorySessionStore, SessionStore};
@@ -92,6 +93,10 @@ impl HttpServer {
         let recorder = metrics_exporter_prometheus::PrometheusBuilder::new()
             .set_buckets(LATENCY_BUCKETS)?
             .install_recorder()?;
+        // Every series is declared and present from start-up, not from the
+        // first request that touches it.
+        self.state.server.register_metrics();
+        describe_transport_metrics();
         let upkeep = recorder.clone();
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval(METRICS_UPKEEP);
@@ -100,7 +105,22 @@ impl HttpServer {
                 upkeep.run_upkeep();
             }
         });
-        Ok(self.metrics(move || recorder.render()))
+        let info = self.state.server.info();
+        let (name, version) = (info.name.clone(), info.version.clone());
+        Ok(self.metrics(move || {
+            let mut text = recorder.render();
+            text.push_str(&crate::process::render(&name, &version));
+            text
+        }))
+    }
+
+    /// Serves `mount`'s paths beside the endpoint (the web console), behind
+    /// the same Origin, Host and authentication checks (see [`crate::mount`]).
+    pub fn with_mount(mut self, mount: Arc<dyn Mount>) -> Self {
+        Arc::get_mut(&mut self.state)
+            .expect("the state is not shared before the server is bound")
+            .mount = Some(mount);
+        self
     }
 
     /// Protects the endpoint: every request is authenticated before it is
@@ -144,6 +164,19 @@ impl HttpServer {
             listener,
             state: self.state,
         })
+    }
+}
+
+/// Declares the transport's own series and creates them at zero.
+fn describe_transport_metrics() {
+    metrics::describe_gauge!("toolport_sessions", "Handshake-era sessions in the session store");
+    metrics::describe_counter!(
+        "toolport_stream_disconnects_total",
+        "SSE answer streams cut off on the server's side, by reason (slow_consumer, client_gone)"
+    );
+    metrics::gauge!("toolport_sessions").set(0.0);
+    for reason in ["slow_consumer", "client_gone"] {
+        metrics::counter!("toolport_stream_disconnects_total", "reason" => reason).increment(0);
     }
 }
 

@@ -15,6 +15,7 @@ use toolport_server::{Server, Session};
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::live::{LiveSession, forward_changes};
+use crate::mount::Mount;
 use crate::ready::Readiness;
 use crate::store::{EventLog, SessionRecord, SessionStore, StateError};
 
@@ -37,6 +38,8 @@ pub(crate) struct AppState {
     pub(crate) metrics: OnceLock<MetricsRender>,
     /// Authentication and authorization, when the endpoint is protected.
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
+    /// Pages and APIs beside the endpoint (the console), if any.
+    pub(crate) mount: Option<Arc<dyn Mount>>,
     /// The other replicas sharing the stores, if any (see [`crate::replicas`]).
     pub(crate) relay: Option<Arc<dyn Relay>>,
     /// Handshake-era calls running without a session, for their cancellations.
@@ -93,6 +96,7 @@ impl AppState {
             metrics: OnceLock::new(),
             shutdown: CancellationToken::new(),
             auth: None,
+            mount: None,
             relay: None,
             sessionless: Arc::default(),
         })
@@ -100,6 +104,11 @@ impl AppState {
 
     fn live(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LiveSession>>> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The sessions live on this machine now.
+    pub(crate) fn live_sessions(&self) -> Vec<Arc<LiveSession>> {
+        self.live().values().cloned().collect()
     }
 
     /// Registers a session whose `initialize` succeeded; returns its id.

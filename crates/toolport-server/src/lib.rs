@@ -28,6 +28,7 @@
 //! }
 //! ```
 
+pub mod activity;
 pub mod admission;
 pub mod audit;
 mod cache;
@@ -74,6 +75,9 @@ pub use resource::{IntoContents, ResourceEntry, ResourceRequest, TemplateEntry};
 pub use serve::ServerConnection;
 pub use server::{CacheHints, Server, ServerBuilder, ServerOptions};
 pub use session::{Negotiated, Session};
+/// The owner a caller's tasks are kept under (its subject, or one owner for
+/// every unauthenticated caller).
+pub use tasks::owner_of as task_owner;
 pub use tool::{
     ArgsOnly, BoxFuture, IntoToolOutput, Json, NoArgs, TaskToolBuilder, ToolBuilder, ToolEntry, ToolHandler,
     WithContext, tool,

@@ -105,3 +105,63 @@ pub(crate) fn error_label(code: ErrorCode) -> &'static str {
 pub(crate) fn count_refusal(method: &'static str, code: ErrorCode) {
     metrics::counter!("toolport_requests_total", "method" => method, "outcome" => error_label(code)).increment(1);
 }
+
+/// The reasons a call is refused for overload, as `toolport_rejections_total` labels.
+const REJECTION_REASONS: &[&str] = &["queue_full", "queue_timeout", "rate_limited"];
+
+/// Declares the `# HELP` text and unit of every series the server records.
+pub(crate) fn describe() {
+    use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
+    describe_counter!(
+        "toolport_requests_total",
+        "JSON-RPC requests answered, by method and outcome (ok or the JSON-RPC error code)"
+    );
+    describe_histogram!(
+        "toolport_request_duration_seconds",
+        Unit::Seconds,
+        "Time from admission to answer of a JSON-RPC request, by method"
+    );
+    describe_gauge!("toolport_requests_in_flight", "JSON-RPC requests being answered now");
+    describe_counter!(
+        "toolport_tool_calls_total",
+        "Tool calls that passed admission, by tool and outcome (ok, tool_error, error, other)"
+    );
+    describe_histogram!(
+        "toolport_tool_call_duration_seconds",
+        Unit::Seconds,
+        "Time a tool call took, policies included, by tool"
+    );
+    describe_histogram!(
+        "toolport_queue_wait_seconds",
+        Unit::Seconds,
+        "Time calls waited in a concurrency gate's queue"
+    );
+    describe_counter!(
+        "toolport_rejections_total",
+        "Tool calls refused for overload, by reason (queue_full, queue_timeout, rate_limited)"
+    );
+    describe_counter!(
+        "toolport_deadlines_exceeded_total",
+        "Tool calls stopped at their deadline, by tool"
+    );
+    describe_counter!(
+        "toolport_panics_total",
+        "Panics contained and answered -32603, by where (tool, request, http)"
+    );
+    for site in PANIC_SITES {
+        metrics::counter!("toolport_panics_total", "site" => *site).increment(0);
+    }
+}
+
+/// Where `toolport_rpc::panic::contain` catches panics, as labels.
+const PANIC_SITES: &[&str] = &["tool", "request", "http"];
+
+/// Creates a tool's series that are not made with its handles at zero, so
+/// they are scraped before its first call.
+pub(crate) fn register_tool(name: &str) {
+    metrics::counter!("toolport_deadlines_exceeded_total", "tool" => name.to_owned()).increment(0);
+    for reason in REJECTION_REASONS {
+        metrics::counter!("toolport_rejections_total", "reason" => *reason).increment(0);
+    }
+    let _ = metrics::histogram!("toolport_queue_wait_seconds");
+}

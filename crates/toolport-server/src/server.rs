@@ -82,6 +82,8 @@ pub(crate) struct ServerInner {
     pub(crate) audit: Option<Arc<AuditLog>>,
     /// Methods and capabilities beyond the core protocol.
     pub(crate) extensions: Extensions,
+    /// The calls running now and the recent failures.
+    pub(crate) activity: Arc<crate::activity::Activity>,
     /// Metric handles per method, registered on first use.
     pub(crate) method_metrics: std::sync::OnceLock<crate::metrics::MethodMetrics>,
     /// Which resources clients follow right now.
@@ -209,6 +211,40 @@ impl Server {
     pub fn flush_audit(&self) {
         if let Some(audit) = &self.inner.audit {
             audit.sync();
+        }
+    }
+
+    /// The tool calls running now, the recent failures and the rate limits'
+    /// refusals: what an operator looks at (the console's admin API).
+    pub fn activity(&self) -> &crate::activity::Activity {
+        &self.inner.activity
+    }
+
+    /// The concurrency gates as they are now: configured ones, and the
+    /// principals' gates that hold or queue a call.
+    pub fn gates(&self) -> Vec<crate::policy::GateState> {
+        self.inner.policies.gate_states()
+    }
+
+    /// The configured rate limits.
+    pub fn rate_limits(&self) -> &[crate::policy::RateLimitState] {
+        self.inner.policies.rate_limits()
+    }
+
+    /// Declares every metric this server records (its `# HELP` text) and
+    /// creates each series it knows of at zero, in the metrics recorder
+    /// installed now: a scrape right after start-up sees every series, not
+    /// only those a request happened to touch. Call it once the recorder is
+    /// installed; tools added later appear with their first call.
+    pub fn register_metrics(&self) {
+        crate::metrics::describe();
+        let _ = self
+            .inner
+            .method_metrics
+            .get_or_init(crate::metrics::MethodMetrics::all);
+        for entry in self.inner.tools.all() {
+            entry.metrics();
+            crate::metrics::register_tool(&entry.definition().name);
         }
     }
 
@@ -399,6 +435,7 @@ impl ServerBuilder {
         let events = self.event_bus.unwrap_or_else(|| Arc::new(MemoryEventBus::default()));
         let ttl = self.options.request_state_ttl;
         let sealer = StateSealer::new(self.key_ring.unwrap_or_else(KeyRing::random), ttl);
+        let activity = Arc::new(crate::activity::Activity::default());
         let inner = ServerInner {
             info_value: serde_json::to_value(&self.info).expect("implementation info serializes"),
             info_meta_raw: serde_json::value::to_raw_value(
@@ -423,8 +460,10 @@ impl ServerBuilder {
                     idempotency: self.idempotency_store,
                     rates: self.rate_limiter,
                     audit: audit.clone(),
+                    activity: activity.clone(),
                 },
             ),
+            activity,
             audit,
             method_metrics: std::sync::OnceLock::new(),
             demand: Arc::default(),

@@ -54,6 +54,54 @@ pub struct Config {
     pub tasks: crate::tasks::TasksSection,
     /// State shared by replicas (Redis) and the keys that seal `requestState`.
     pub state: crate::state::StateSection,
+    /// The web console at `/ui` and its admin API (docs/console.md).
+    pub ui: UiSection,
+}
+
+/// The web console's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UiSection {
+    /// Serve the console at `/ui` and its API at `/admin/` (`--ui`).
+    pub enabled: bool,
+    /// With OAuth on: the scopes that let a caller see and stop everyone's
+    /// work; others see their own. Empty: every authenticated caller.
+    pub admin_scopes: Vec<String>,
+    /// With OAuth on: the console's client id at the authorization server (a
+    /// public client with the redirect URI `<origin>/ui/callback`); unset:
+    /// the console takes a pasted token only.
+    pub oauth_client_id: Option<String>,
+    /// The scopes the console signs in with; default: `oauth.scopes`.
+    pub oauth_scopes: Option<Vec<String>>,
+    /// The report of `toolport bench --report` (or `--json`) the console shows.
+    pub bench_report: Option<PathBuf>,
+}
+
+impl UiSection {
+    /// Checks the section against the final `[oauth]` (flags applied).
+    pub fn check_with(&self, oauth: &OAuthSection) -> Result<(), ConfigError> {
+        match &self.oauth_client_id {
+            Some(id) if oauth.issuer.is_none() => Err(ConfigError::Invalid {
+                key: "ui.oauth_client_id".into(),
+                value: format!("{id:?}"),
+                expected: "oauth.issuer as well: the console signs in at the server's authorization server".into(),
+                origin: "with the [oauth] settings in force".into(),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Default for UiSection {
+    fn default() -> Self {
+        UiSection {
+            enabled: false,
+            admin_scopes: vec![toolport_console::DEFAULT_ADMIN_SCOPE.to_owned()],
+            oauth_client_id: None,
+            oauth_scopes: None,
+            bench_report: None,
+        }
+    }
 }
 
 /// OAuth 2.1 resource-server settings; the endpoint is protected when
@@ -472,6 +520,9 @@ impl Config {
             );
         }
         self.oauth.validate()?;
+        if let Some(scope) = self.ui.admin_scopes.iter().find(|s| s.is_empty() || s.contains(' ')) {
+            return bad("ui.admin_scopes", quoted(scope), "scope names without spaces");
+        }
         self.tasks.validate()?;
         self.state.validate()?;
         if self.audit.path.as_deref() == Some("") {

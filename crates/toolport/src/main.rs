@@ -2,6 +2,7 @@
 
 mod audit;
 mod bench;
+mod console;
 mod gateway;
 mod oauth;
 mod pins;

@@ -43,6 +43,9 @@ pub(crate) struct ServeArgs {
     /// A JSON file with the packs' settings (see docs/packs.md), instead of the `[packs]` section.
     #[arg(long, env = "TOOLPORT_PACKS_CONFIG")]
     packs_config: Option<PathBuf>,
+    /// Serve the web console at /ui (and its admin API at /admin/), like `[ui] enabled = true`.
+    #[arg(long)]
+    ui: bool,
     #[command(flatten)]
     oauth: crate::oauth::OAuthArgs,
 }
@@ -73,8 +76,14 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     if args.stateless {
         config.http.sessions = false;
     }
+    if args.ui {
+        config.ui.enabled = true;
+    }
     let flags = args.oauth.apply(&mut config.oauth);
-    if let Err(e) = flags.and_then(|()| Ok(config.oauth.check_flags()?)) {
+    let checked = flags
+        .and_then(|()| Ok(config.oauth.check_flags()?))
+        .and_then(|()| Ok(config.ui.check_with(&config.oauth)?));
+    if let Err(e) = checked {
         eprintln!("toolport: configuration error: {e:#}");
         return ExitCode::from(2);
     }
@@ -186,7 +195,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     }
     let tasks = config.tasks.open().await?;
     let tasks_place = tasks.as_ref().map(|(_, place)| place.clone());
+    let mut task_engine = None;
     if let Some((engine, _)) = tasks {
+        task_engine = Some(engine.clone());
         builder = builder.tasks(engine);
     }
     let server = builder.build()?;
@@ -206,7 +217,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
         maintenance.abort();
         return Ok(());
     }
-    let http = config.http_config();
+    let mut http = config.http_config();
+    // The console's pages call the endpoint from its own origin.
+    http.same_origin = config.ui.enabled;
     let path = http.path.clone();
     let mut transport = match &shared {
         None => HttpServer::new(server.clone(), http),
@@ -217,6 +230,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
                 .with_readiness_check(Arc::new(StateReadiness(redis.clone())))
         }
     };
+    if config.ui.enabled {
+        transport = transport.with_mount(Arc::new(crate::console::console(&config, &path, task_engine)));
+    }
     if let Some(sql) = packs.as_ref().and_then(|p| p.sql.clone()) {
         transport = transport.with_readiness_check(Arc::new(SqlReadiness(sql)));
     }
@@ -242,6 +258,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     eprintln!("  point an MCP client at that URL, for example the Python SDK: mcp.Client(\"http://{address}{path}\")");
     eprintln!("  or the MCP Inspector: npx @modelcontextprotocol/inspector (transport \"Streamable HTTP\", that URL)");
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
+    if config.ui.enabled {
+        eprintln!("  console: http://{address}/ui");
+    }
     if let Some(url) = &config.state.url {
         eprintln!(
             "  state: shared with the other replicas in {} (prefix {:?})",

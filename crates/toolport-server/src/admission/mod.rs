@@ -170,6 +170,7 @@ impl Server {
         let admitted = self.check(request, facts, started, label);
         if let Err(refusal) = &admitted {
             crate::metrics::count_refusal(label, refusal.code());
+            self.inner.activity.record_refusal(label, facts.principal, refusal);
         }
         admitted
     }

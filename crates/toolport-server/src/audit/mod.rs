@@ -261,7 +261,7 @@ pub(crate) fn now_rfc3339() -> String {
 }
 
 /// A time since the Unix epoch as RFC 3339 UTC with milliseconds.
-pub(crate) fn rfc3339(now: Duration) -> String {
+pub fn rfc3339(now: Duration) -> String {
     let (secs, millis) = (now.as_secs(), now.subsec_millis());
     let days = secs / 86_400;
     let (h, m, s) = (secs % 86_400 / 3600, secs % 3600 / 60, secs % 60);

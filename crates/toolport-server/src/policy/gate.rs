@@ -79,6 +79,16 @@ impl Gate {
         }
     }
 
+    fn state(&self) -> super::GateState {
+        super::GateState {
+            gate: self.what.clone(),
+            max: self.max,
+            in_use: self.max.saturating_sub(self.permits.available_permits()),
+            waiting: self.waiting.load(Ordering::SeqCst),
+            queue: self.queue,
+        }
+    }
+
     fn idle(&self) -> bool {
         self.permits.available_permits() == self.max && self.waiting.load(Ordering::SeqCst) == 0
     }
@@ -139,6 +149,22 @@ pub(crate) struct Gates {
 }
 
 impl Gates {
+    /// The server's and the tools' gates, and the principals' gates that
+    /// are not idle.
+    pub(crate) fn states(&self) -> Vec<super::GateState> {
+        let mut states: Vec<_> = self
+            .global
+            .iter()
+            .chain(self.per_tool.values())
+            .map(Gate::state)
+            .collect();
+        if let Some(keyed) = &self.per_principal {
+            let gates = keyed.gates.lock().unwrap_or_else(|p| p.into_inner());
+            states.extend(gates.values().filter(|g| !g.idle()).map(|g| g.state()));
+        }
+        states
+    }
+
     /// Whether any gate is configured.
     pub(crate) fn any(&self) -> bool {
         self.global.is_some() || self.per_principal.is_some() || !self.per_tool.is_empty()
@@ -146,7 +172,7 @@ impl Gates {
 }
 
 /// A call holds a place at every gate that applies to it while it runs.
-impl CallLayer for Gates {
+impl CallLayer for Arc<Gates> {
     fn call<'a>(&'a self, mut call: ToolCall<'a>, next: Next<'a>) -> CallFuture<'a> {
         let limited = !self.per_tool.is_empty() && self.per_tool.matching(call.name).next().is_some();
         if self.global.is_none() && self.per_principal.is_none() && !limited {

@@ -1,5 +1,6 @@
 //! Policies around every `tools/call`, each a layer in a file of its own
-//! (`layer.rs` has their shape): metering, audit, cancellation, rate limits,
+//! (`layer.rs` has their shape): metering, audit, the live view of calls
+//! (`watch.rs`), cancellation, rate limits,
 //! idempotency keys, concurrency gates with a bounded queue, and deadlines.
 //! Their order is declared in one place, [`Policies::new`].
 //!
@@ -16,6 +17,7 @@ mod idempotency;
 mod layer;
 mod metering;
 mod rate;
+mod watch;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,6 +35,8 @@ use self::idempotency::{Idempotency, IdempotencyLayer};
 pub(crate) use self::layer::{CallFuture, CallLayer, Next, ToolCall};
 use self::metering::MeteringLayer;
 use self::rate::RateLimits;
+use self::watch::WatchLayer;
+use crate::activity::Activity;
 use crate::audit::AuditLog;
 use crate::state::{IdempotencyStore, MemoryIdempotencyStore, MemoryRateLimiter, RateLimiter};
 
@@ -279,6 +283,10 @@ pub(crate) fn overloaded(why: &str, retry_after: Duration) -> ErrorObject {
 #[derive(Debug)]
 pub(crate) struct Policies {
     layers: Vec<Box<dyn CallLayer>>,
+    /// The gates, also read by [`Policies::gate_states`].
+    gates: Arc<Gates>,
+    /// The configured rates, for [`Policies::rate_limits`].
+    rates: Vec<RateLimitState>,
 }
 
 /// Where the policies keep what they must share and record.
@@ -287,6 +295,8 @@ pub(crate) struct PolicyStores {
     pub(crate) idempotency: Option<Arc<dyn IdempotencyStore>>,
     pub(crate) rates: Option<Arc<dyn RateLimiter>>,
     pub(crate) audit: Option<Arc<AuditLog>>,
+    /// The live view of running calls and recent failures.
+    pub(crate) activity: Arc<Activity>,
 }
 
 impl Policies {
@@ -301,32 +311,37 @@ impl Policies {
     ///    the layers inside end it;
     /// 2. audit — records every such call with its outcome, refusals by the
     ///    layers inside included;
-    /// 3. cancellation — the client's cancel drops everything inside, freeing
+    /// 3. watch — lists the call while it runs (an operator may stop it, which
+    ///    the audit records as a cancellation) and keeps its failure, if any;
+    /// 4. cancellation — the client's cancel drops everything inside, freeing
     ///    places and keys at once;
-    /// 4. rate limits — the cheapest refusal, before anything is held;
-    /// 5. idempotency keys — a repeat is answered from its record without
+    /// 5. rate limits — the cheapest refusal, before anything is held;
+    /// 6. idempotency keys — a repeat is answered from its record without
     ///    taking a gate's place;
-    /// 6. gates — places at the server's, the principal's and the tool's
+    /// 7. gates — places at the server's, the principal's and the tool's
     ///    limits, with a bounded queue;
-    /// 7. deadline — around the handler alone, counted from when the gates
+    /// 8. deadline — around the handler alone, counted from when the gates
     ///    let the call in.
     pub(crate) fn new(config: PolicyConfig, stores: PolicyStores) -> Self {
         let mut layers: Vec<Box<dyn CallLayer>> = vec![Box::new(MeteringLayer)];
         if let Some(log) = stores.audit {
             layers.push(Box::new(AuditLayer::new(log)));
         }
+        layers.push(Box::new(WatchLayer(stores.activity.clone())));
         layers.push(Box::new(CancelLayer));
         let tool_rates: ByName<RateConfig> = config
             .tools
             .iter()
             .filter_map(|(name, t)| t.rate.clone().map(|rate| (name.clone(), rate)))
             .collect();
+        let rates = rate_limit_states(&config);
         if config.rate_per_principal.is_some() || !tool_rates.is_empty() {
             let limiter = stores.rates.unwrap_or_else(|| Arc::new(MemoryRateLimiter::new()));
             layers.push(Box::new(RateLimits::new(
                 limiter,
                 config.rate_per_principal.clone(),
                 tool_rates,
+                stores.activity.clone(),
             )));
         }
         let deadlines = Deadlines {
@@ -350,20 +365,68 @@ impl Policies {
                 deadlines: deadlines.clone(),
             }));
         }
-        let gates = gates(&config);
+        let gates = Arc::new(gates(&config));
         if gates.any() {
-            layers.push(Box::new(gates));
+            layers.push(Box::new(gates.clone()));
         }
         if deadlines.any() {
             layers.push(Box::new(DeadlineLayer(deadlines)));
         }
-        Policies { layers }
+        Policies { layers, gates, rates }
+    }
+
+    /// Every gate with a call inside or waiting, and every configured one.
+    pub(crate) fn gate_states(&self) -> Vec<GateState> {
+        self.gates.states()
+    }
+
+    /// The configured rate limits.
+    pub(crate) fn rate_limits(&self) -> &[RateLimitState] {
+        &self.rates
     }
 
     /// Runs `handler` under every layer.
     pub(crate) fn run<'a>(&'a self, call: ToolCall<'a>, handler: CallFuture<'a>) -> CallFuture<'a> {
         Next::new(&self.layers, handler).run(call)
     }
+}
+
+/// One concurrency gate as it is now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GateState {
+    /// Which: `the server`, `tool search`, `principal "alice"`.
+    pub gate: String,
+    /// Calls it lets run at once.
+    pub max: usize,
+    /// Calls running inside it now.
+    pub in_use: usize,
+    /// Calls waiting for a place now.
+    pub waiting: usize,
+    /// Most calls that may wait.
+    pub queue: usize,
+}
+
+/// One configured rate limit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RateLimitState {
+    /// What it limits: `each principal` or `tool search`.
+    pub limit: String,
+    /// Its rate and burst.
+    pub rate: RateConfig,
+}
+
+fn rate_limit_states(config: &PolicyConfig) -> Vec<RateLimitState> {
+    let principal = config.rate_per_principal.iter().map(|rate| RateLimitState {
+        limit: "each principal".into(),
+        rate: rate.clone(),
+    });
+    let tools = config.tools.iter().filter_map(|(name, t)| {
+        t.rate.clone().map(|rate| RateLimitState {
+            limit: format!("tool {name}"),
+            rate,
+        })
+    });
+    principal.chain(tools).collect()
 }
 
 /// The gates `config` asks for.

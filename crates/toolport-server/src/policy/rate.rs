@@ -8,6 +8,7 @@ use toolport_protocol::ErrorObject;
 
 use super::layer::{CallFuture, CallLayer, Next, ToolCall};
 use super::{ByName, RateConfig, overloaded};
+use crate::activity::Activity;
 use crate::error::ToolError;
 use crate::state::{RateDecision, RateLimiter};
 
@@ -19,6 +20,8 @@ pub(crate) struct RateLimits {
     /// By tool name or pattern (`prefix*`): a call takes a token from its
     /// tool's bucket and from every pattern's it matches.
     per_tool: ByName<RateConfig>,
+    /// Where refusals are counted for the people running the server.
+    activity: Arc<Activity>,
 }
 
 impl RateLimits {
@@ -26,11 +29,13 @@ impl RateLimits {
         limiter: Arc<dyn RateLimiter>,
         per_principal: Option<RateConfig>,
         per_tool: ByName<RateConfig>,
+        activity: Arc<Activity>,
     ) -> Self {
         RateLimits {
             limiter,
             per_principal,
             per_tool,
+            activity,
         }
     }
 
@@ -65,7 +70,12 @@ impl RateLimits {
     async fn check(&self, key: &str, rate: &RateConfig, what: impl FnOnce() -> String) -> Result<(), ErrorObject> {
         match self.limiter.check(key, rate).await {
             Ok(RateDecision::Allowed) => Ok(()),
-            Ok(RateDecision::RetryAfter(wait)) => Err(rejected(&what(), wait)),
+            Ok(RateDecision::RetryAfter(wait)) => {
+                let what = what();
+                let refusal = rejected(&what, wait);
+                self.activity.record_rate_refusal(what);
+                Err(refusal)
+            }
             Err(e) => Err(e.to_error_object("the rate limit could not be checked")),
         }
     }

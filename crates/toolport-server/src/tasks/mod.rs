@@ -33,7 +33,7 @@ pub(crate) use self::run::AsTask;
 /// The owner of a caller's tasks: the authenticated subject, or one shared
 /// owner for every unauthenticated caller (who can then see each other's
 /// tasks; the server binds loopback by default).
-pub(crate) fn owner_of(principal: Option<&Principal>) -> String {
+pub fn owner_of(principal: Option<&Principal>) -> String {
     match principal {
         Some(p) if !p.subject.is_empty() => format!("sub:{}", p.subject),
         _ => "anonymous".to_owned(),

@@ -1,7 +1,8 @@
 //! `toolport bench`: a load generator for any MCP server, over HTTP or stdio,
 //! in either era. It sweeps concurrency, calls one tool with fixed arguments,
 //! and reports per step the throughput, a latency histogram and errors, then
-//! the knee: the first step where throughput stops growing or errors begin.
+//! the knee: the first step where throughput stops growing or errors begin;
+//! `--plot` and `--report` draw it (`toolport_console::bench`).
 
 mod driver;
 mod report;
@@ -52,6 +53,14 @@ pub(crate) struct BenchArgs {
     /// Write the results as CSV to this file (`-` for standard output).
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Write an HTML report (the plot, the table, the data) to this file;
+    /// `[ui] bench_report` shows it in the console.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Write the plot (throughput and p50/p99 against concurrency, the knee
+    /// marked, a latency histogram per step) as SVG to this file.
+    #[arg(long)]
+    plot: Option<PathBuf>,
     /// Soak instead of sweeping: run this long (`60s`, `10m`) with --agents x --parallel calls
     /// in flight, every answer checked against its own argument (the tool must say its
     /// `message` back, as `echo` does); fails on a lost or misrouted answer.
@@ -129,8 +138,15 @@ pub(crate) async fn run(args: BenchArgs) -> Result<()> {
     }
     let knee = report::knee(&steps);
     report::print_summary(&label, &args.tool, &steps, knee);
+    let data = report::report(&label, &args.tool, &steps, knee);
     if let Some(path) = &args.json {
-        write_out(path, &report::json(&label, &args.tool, &steps, knee))?;
+        write_out(path, &report::json(&data))?;
+    }
+    if let Some(path) = &args.report {
+        write_out(path, &toolport_console::bench::html(&data))?;
+    }
+    if let Some(path) = &args.plot {
+        write_out(path, &toolport_console::bench::svg(&data))?;
     }
     if let Some(path) = &args.csv {
         write_out(path, &report::csv(&steps))?;

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use serde_json::json;
+use toolport_console::bench::{BenchReport, BenchStep, Bucket, Latency};
 
 /// The outcome of one concurrency step.
 #[derive(Debug)]
@@ -81,15 +81,10 @@ pub(crate) fn print_step(step: &Step) {
         eprintln!("       first error: {error}");
     }
     // A latency histogram: counts per doubling of latency.
-    let mut bucket_us = 50u64;
     let total = step.calls.max(1);
-    while bucket_us / 2 <= step.latencies.max() && bucket_us <= 60_000_000 {
-        let count = step.latencies.count_between(bucket_us / 2, bucket_us.saturating_sub(1));
-        if count > 0 {
-            let bar = "#".repeat(((count * 40).div_ceil(total)) as usize);
-            eprintln!("       {:>9.3} ms  {bar} {count}", bucket_us as f64 / 1000.0);
-        }
-        bucket_us *= 2;
+    for bucket in histogram(step).iter().filter(|b| b.count > 0) {
+        let bar = "#".repeat(((bucket.count * 40).div_ceil(total)) as usize);
+        eprintln!("       {:>9.3} ms  {bar} {}", bucket.upper_ms, bucket.count);
     }
 }
 
@@ -113,19 +108,52 @@ pub(crate) fn print_summary(label: &str, tool: &str, steps: &[Step], knee: Optio
     }
 }
 
-pub(crate) fn json(label: &str, tool: &str, steps: &[Step], knee: Option<usize>) -> String {
-    let steps: Vec<_> = steps
-        .iter()
-        .map(|s| {
-            json!({
-                "concurrency": s.concurrency, "seconds": s.elapsed.as_secs_f64(), "calls": s.calls,
-                "calls_per_second": s.rps(), "errors": s.errors, "first_error": s.first_error,
-                "latency_ms": {"p50": s.ms(0.5), "p90": s.ms(0.9), "p99": s.ms(0.99), "max": s.latencies.max() as f64 / 1000.0}
+/// The latency histogram of a step: calls per doubling of latency, from
+/// under 50 µs up to the slowest call.
+fn histogram(step: &Step) -> Vec<Bucket> {
+    let mut buckets = Vec::new();
+    let mut upper_us = 50u64;
+    while upper_us / 2 <= step.latencies.max() && upper_us <= 60_000_000 {
+        // The first bucket takes everything faster, too.
+        let lower = if buckets.is_empty() { 0 } else { upper_us / 2 };
+        buckets.push(Bucket {
+            upper_ms: upper_us as f64 / 1000.0,
+            count: step.latencies.count_between(lower, upper_us.saturating_sub(1)),
+        });
+        upper_us *= 2;
+    }
+    buckets
+}
+
+/// The run as data: what `--json` writes and `--plot`/`--report` draw.
+pub(crate) fn report(label: &str, tool: &str, steps: &[Step], knee: Option<usize>) -> BenchReport {
+    BenchReport {
+        server: label.to_owned(),
+        tool: tool.to_owned(),
+        knee_concurrency: knee,
+        steps: steps
+            .iter()
+            .map(|s| BenchStep {
+                concurrency: s.concurrency,
+                seconds: s.elapsed.as_secs_f64(),
+                calls: s.calls,
+                calls_per_second: s.rps(),
+                errors: s.errors,
+                first_error: s.first_error.clone(),
+                latency_ms: Latency {
+                    p50: s.ms(0.5),
+                    p90: s.ms(0.9),
+                    p99: s.ms(0.99),
+                    max: s.latencies.max() as f64 / 1000.0,
+                },
+                histogram: histogram(s),
             })
-        })
-        .collect();
-    let report = json!({"server": label, "tool": tool, "knee_concurrency": knee, "steps": steps});
-    format!("{}\n", serde_json::to_string_pretty(&report).unwrap_or_default())
+            .collect(),
+    }
+}
+
+pub(crate) fn json(report: &BenchReport) -> String {
+    format!("{}\n", serde_json::to_string_pretty(report).unwrap_or_default())
 }
 
 pub(crate) fn csv(steps: &[Step]) -> String {
@@ -157,6 +185,24 @@ mod tests {
             h.record(1000).unwrap();
         }
         Step::new(concurrency, Duration::from_secs(1), h, errors, None)
+    }
+
+    #[test]
+    fn the_report_carries_every_step_with_its_histogram() {
+        let steps = [step(1, 100, 0), step(2, 190, 1)];
+        let report = report("http://x/mcp", "echo", &steps, knee(&steps));
+        assert_eq!(report.knee_concurrency, Some(2));
+        assert_eq!(report.steps.len(), 2);
+        let counted: u64 = report.steps[0].histogram.iter().map(|b| b.count).sum();
+        assert_eq!(counted, 100, "every call is in one bucket");
+        assert!(
+            report.steps[0]
+                .histogram
+                .iter()
+                .any(|b| b.upper_ms > 1.0 && b.count == 100)
+        );
+        let text = json(&report);
+        assert_eq!(BenchReport::from_file_text(&text).unwrap(), report);
     }
 
     #[test]

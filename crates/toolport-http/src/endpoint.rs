@@ -25,7 +25,11 @@ use crate::sse::SseBody;
 use crate::state::AppState;
 
 /// Routes one HTTP request.
-pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> HttpResponse {
+pub(crate) async fn route(
+    state: Arc<AppState>,
+    mount: Option<Arc<dyn crate::mount::Mount>>,
+    request: Request<Incoming>,
+) -> HttpResponse {
     if let Some(auth) = &state.auth
         && request.method() == Method::GET
         && let Some(document) = auth.document(request.uri().path())
@@ -33,13 +37,13 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
         return reply::document(document);
     }
     if request.uri().path() != state.config.path {
-        if let Some(mount) = &state.mount
+        if let Some(mount) = mount
             && let Some(access) = mount.route(request.uri().path())
         {
             // Boxed: the console's requests are rare next to MCP ones.
-            return Box::pin(crate::mount::serve(state.clone(), mount.clone(), access, request)).await;
+            return Box::pin(crate::mount::serve(state.clone(), mount, access, request)).await;
         }
-        return operations(&state, &request).await;
+        return crate::operations::serve(&state, &request).await;
     }
     let (parts, body) = request.into_parts();
     let headers = RequestHeaders::read(&parts.headers);
@@ -63,45 +67,6 @@ pub(crate) async fn route(state: Arc<AppState>, request: Request<Incoming>) -> H
         Method::GET => get(&state, &headers, &caller).await,
         Method::DELETE => delete(&state, &headers, &caller).await,
         _ => reply::method_not_allowed("GET, POST, DELETE"),
-    }
-}
-
-/// The endpoints for whoever runs the server: `/health` (the process
-/// answers), `/ready` (it takes traffic; 503 while draining or when a
-/// readiness check fails, see [`crate::ready`]) and `/metrics` (Prometheus
-/// text, when a recorder is installed).
-async fn operations(state: &AppState, request: &Request<Incoming>) -> HttpResponse {
-    if request.method() != Method::GET {
-        return reply::status(StatusCode::NOT_FOUND);
-    }
-    let text = |status: StatusCode, body: String, content_type: &'static str| {
-        let mut response = http::Response::new(crate::body::McpBody::full(body));
-        *response.status_mut() = status;
-        response
-            .headers_mut()
-            .insert(http::header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-        response
-    };
-    match request.uri().path() {
-        "/health" => text(StatusCode::OK, "ok\n".into(), "text/plain"),
-        "/ready" if state.shutdown.is_cancelled() => text(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "draining: shutting down\n".into(),
-            "text/plain",
-        ),
-        "/ready" => match state.readiness.verdict().await {
-            None => text(StatusCode::OK, "ready\n".into(), "text/plain"),
-            Some(failures) => text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("not ready\n{failures}\n"),
-                "text/plain",
-            ),
-        },
-        "/metrics" => match state.metrics.get() {
-            Some(render) => text(StatusCode::OK, render(), "text/plain; version=0.0.4"),
-            None => reply::status(StatusCode::NOT_FOUND),
-        },
-        _ => reply::status(StatusCode::NOT_FOUND),
     }
 }
 
@@ -164,7 +129,7 @@ async fn post(state: &Arc<AppState>, headers: &RequestHeaders<'_>, body: Incomin
             "Accept must list application/json and text/event-stream",
         ));
     }
-    let body = match crate::body::read_limited(body, state.config.max_body_bytes).await {
+    let body = match crate::request_body::read_limited(body, state.config.max_body_bytes).await {
         Ok(body) => body,
         Err(response) => return *response,
     };

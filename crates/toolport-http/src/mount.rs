@@ -174,7 +174,7 @@ pub(crate) async fn serve(
         },
         _ => None,
     };
-    let body = match crate::body::read_limited(body, state.config.max_body_bytes).await {
+    let body = match crate::request_body::read_limited(body, state.config.max_body_bytes).await {
         Ok(body) => body,
         Err(response) => return *response,
     };

@@ -44,6 +44,7 @@ const METRICS_UPKEEP: Duration = Duration::from_secs(1);
 /// ```
 pub struct HttpServer {
     state: Arc<AppState>,
+    mount: Option<Arc<dyn Mount>>,
 }
 
 impl std::fmt::Debug for HttpServer {
@@ -73,6 +74,7 @@ impl HttpServer {
     ) -> Self {
         HttpServer {
             state: AppState::new(server, config, sessions, events),
+            mount: None,
         }
     }
 
@@ -117,9 +119,7 @@ impl HttpServer {
     /// Serves `mount`'s paths beside the endpoint (the web console), behind
     /// the same Origin, Host and authentication checks (see [`crate::mount`]).
     pub fn with_mount(mut self, mount: Arc<dyn Mount>) -> Self {
-        Arc::get_mut(&mut self.state)
-            .expect("the state is not shared before the server is bound")
-            .mount = Some(mount);
+        self.mount = Some(mount);
         self
     }
 
@@ -163,6 +163,7 @@ impl HttpServer {
         Ok(BoundServer {
             listener,
             state: self.state,
+            mount: self.mount,
         })
     }
 }
@@ -184,6 +185,7 @@ fn describe_transport_metrics() {
 pub struct BoundServer {
     listener: TcpListener,
     state: Arc<AppState>,
+    mount: Option<Arc<dyn Mount>>,
 }
 
 impl std::fmt::Debug for BoundServer {
@@ -211,10 +213,11 @@ impl BoundServer {
     /// 3. in-flight requests get [`HttpConfig::shutdown_grace`] to finish;
     ///    whatever is left then is cut off.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) -> std::io::Result<()> {
-        let BoundServer { listener, state } = self;
+        let BoundServer { listener, state, mount } = self;
         let reaper = tokio::spawn(reap(state.clone()));
         let mut connections = Connections {
             state: state.clone(),
+            mount,
             graceful: GracefulShutdown::new(),
             tasks: tokio::task::JoinSet::new(),
         };
@@ -259,6 +262,8 @@ impl BoundServer {
 /// The connections being served, each watched for the graceful shutdown.
 struct Connections {
     state: Arc<AppState>,
+    /// Paths served beside the endpoint (the console), if any.
+    mount: Option<Arc<dyn Mount>>,
     graceful: GracefulShutdown,
     tasks: tokio::task::JoinSet<()>,
 }
@@ -313,7 +318,7 @@ impl Connections {
             tracing::debug!(error = %e, "TCP_NODELAY not set");
         }
         let max_head = self.state.config.max_header_bytes.max(8192);
-        let state = self.state.clone();
+        let (state, mount) = (self.state.clone(), self.mount.clone());
         let service = service_fn(move |request| {
             let state = state.clone();
             // Boxed: hyper keeps a connection's in-flight future in one slot,
@@ -322,7 +327,10 @@ impl Connections {
             // allocator just freed is warm.
             // A panic anywhere on the way is a 500 with -32603 for this
             // request, not a connection dropped under its other requests.
-            let answer = Box::pin(toolport_rpc::panic::contain("http", route(state.clone(), request)));
+            let answer = Box::pin(toolport_rpc::panic::contain(
+                "http",
+                route(state.clone(), mount.clone(), request),
+            ));
             async move {
                 let mut answer = answer.await.unwrap_or_else(|panicked| {
                     crate::reply::error(http::StatusCode::INTERNAL_SERVER_ERROR, None, panicked.error())

@@ -15,7 +15,6 @@ use toolport_server::{Server, Session};
 use crate::auth::Authenticator;
 use crate::config::HttpConfig;
 use crate::live::{LiveSession, forward_changes};
-use crate::mount::Mount;
 use crate::ready::Readiness;
 use crate::store::{EventLog, SessionRecord, SessionStore, StateError};
 
@@ -38,8 +37,6 @@ pub(crate) struct AppState {
     pub(crate) metrics: OnceLock<MetricsRender>,
     /// Authentication and authorization, when the endpoint is protected.
     pub(crate) auth: Option<Arc<dyn Authenticator>>,
-    /// Pages and APIs beside the endpoint (the console), if any.
-    pub(crate) mount: Option<Arc<dyn Mount>>,
     /// The other replicas sharing the stores, if any (see [`crate::replicas`]).
     pub(crate) relay: Option<Arc<dyn Relay>>,
     /// Handshake-era calls running without a session, for their cancellations.
@@ -96,7 +93,6 @@ impl AppState {
             metrics: OnceLock::new(),
             shutdown: CancellationToken::new(),
             auth: None,
-            mount: None,
             relay: None,
             sessionless: Arc::default(),
         })

@@ -241,12 +241,16 @@ impl Activity {
         errors.push_back(error);
     }
 
-    /// A request refused at admission (malformed, wrong era, forbidden).
-    pub(crate) fn record_refusal(&self, method: &str, principal: Option<&Principal>, refusal: &crate::Refusal) {
-        let (outcome, code, message) = match refusal {
-            crate::Refusal::Invalid { error, .. } => ("refused", Some(error.code.0), error.message.clone()),
-            crate::Refusal::Forbidden(forbidden) => ("forbidden", None, forbidden.message.clone()),
-        };
+    /// A request refused at admission (malformed, wrong era, forbidden):
+    /// `outcome` says which, `code` is the JSON-RPC error code if it has one.
+    pub(crate) fn record_refusal(
+        &self,
+        method: &str,
+        principal: Option<&Principal>,
+        outcome: &str,
+        code: Option<i64>,
+        message: String,
+    ) {
         self.record_error(RecentError {
             time: now_rfc3339(),
             method: method.to_owned(),

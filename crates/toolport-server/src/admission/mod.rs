@@ -170,7 +170,13 @@ impl Server {
         let admitted = self.check(request, facts, started, label);
         if let Err(refusal) = &admitted {
             crate::metrics::count_refusal(label, refusal.code());
-            self.inner.activity.record_refusal(label, facts.principal, refusal);
+            let (outcome, code, message) = match refusal {
+                Refusal::Invalid { error, .. } => ("refused", Some(error.code.0), error.message.clone()),
+                Refusal::Forbidden(forbidden) => ("forbidden", None, forbidden.message.clone()),
+            };
+            self.inner
+                .activity
+                .record_refusal(label, facts.principal, outcome, code, message);
         }
         admitted
     }

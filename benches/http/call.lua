@@ -1,8 +1,10 @@
 -- wrk script: one `tools/call` of an echo tool per request, every request
 -- with a fresh JSON-RPC id (a constant id stalls servers that route by id).
--- MODE: stateless-json | stateless-sse | legacy-sse ; SESSION: for legacy-sse.
+-- MODE: stateless-json | stateless-sse | legacy-sse ; SESSION: for legacy-sse;
+-- TOOL: the tool's name (default echo).
 local mode = os.getenv("MODE") or "stateless-json"
 local session = os.getenv("SESSION")
+local tool = os.getenv("TOOL") or "echo"
 local counter = 0
 
 local meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
@@ -12,7 +14,7 @@ local meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
 request = function()
   counter = counter + 1
   local headers = { ["Content-Type"] = "application/json" }
-  local params = '{"name":"echo","arguments":{"message":"hello from the mcp peer benchmark"}'
+  local params = '{"name":"' .. tool .. '","arguments":{"message":"hello from the mcp peer benchmark"}'
   if mode == "legacy-sse" then
     headers["Accept"] = "text/event-stream"
     headers["Mcp-Session-Id"] = session
@@ -22,7 +24,7 @@ request = function()
     headers["Accept"] = (mode == "stateless-sse") and "text/event-stream" or "application/json, text/event-stream"
     headers["MCP-Protocol-Version"] = "2026-07-28"
     headers["Mcp-Method"] = "tools/call"
-    headers["Mcp-Name"] = "echo"
+    headers["Mcp-Name"] = tool
     params = params .. "," .. meta .. "}"
   end
   local body = '{"jsonrpc":"2.0","id":' .. counter .. ',"method":"tools/call","params":' .. params .. '}'

@@ -11,7 +11,6 @@
 //! Values are read as TOML (`10`, `true`, `["a", "b"]`), or as a string when
 //! they are not valid TOML.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -16,7 +16,7 @@ pub struct UpstreamStatus {
     pub name: String,
     /// How it is reached: `stdio` or `http`.
     pub transport: String,
-    /// `up`, `starting`, `down` or `quarantined`.
+    /// `up`, `starting`, `down`, `crash_loop` or `stopped` (a gateway's supervisor states).
     pub state: String,
     /// Why, in a few words, when it is not up (its last error).
     pub detail: Option<String>,

@@ -223,6 +223,11 @@ impl Catalog {
             .is_some_and(|i| crate::subscriptions::offered(uri, &i.resources, &i.templates))
     }
 
+    /// How many tools of `upstream` are served now.
+    pub(crate) fn tool_count(&self, upstream: &str) -> usize {
+        self.lock().get(upstream).map_or(0, |i| i.tools.len())
+    }
+
     /// The upstream a served tool name belongs to.
     pub(crate) fn upstream_of_tool(&self, name: &str) -> Option<String> {
         self.lock()

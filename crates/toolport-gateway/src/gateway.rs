@@ -47,6 +47,12 @@ pub struct UpstreamReport {
     pub why: Option<String>,
     /// Processes of its pool (`per_principal`, `per_session`).
     pub pooled: usize,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// Tools served from it now.
+    pub tools: usize,
+    /// When its state last changed.
+    pub since: std::time::SystemTime,
 }
 
 /// A running gateway. Dropping it does not stop the upstreams: call
@@ -184,6 +190,9 @@ impl Gateway {
                     crashes: status.crashes,
                     why: status.why,
                     pooled: fw.pool.pooled(),
+                    transport: if fw.pool.config.url.is_some() { "http" } else { "stdio" },
+                    tools: self.inner.catalog.tool_count(&fw.pool.config.name),
+                    since: status.since,
                 }
             })
             .collect()

@@ -64,6 +64,8 @@ pub(crate) struct Status {
     pub(crate) why: Option<String>,
     /// Crashes in a row.
     pub(crate) crashes: u32,
+    /// When the state was set.
+    pub(crate) since: std::time::SystemTime,
 }
 
 /// One connection slot.
@@ -95,6 +97,7 @@ impl Slot {
             instance: None,
             why: None,
             crashes: 0,
+            since: std::time::SystemTime::now(),
         });
         let slot = Arc::new(Slot {
             input: Arc::new(SlotInput::new(config.clone())),
@@ -149,6 +152,7 @@ impl Slot {
             instance,
             why,
             crashes,
+            since: std::time::SystemTime::now(),
         });
         if self.key.is_empty() {
             metrics::slot_state(&self.config.name, state.as_str());

@@ -1,11 +1,12 @@
 //! The web console of `toolport serve --ui`, as the configuration describes
-//! it, with the server's tasks when it keeps any.
+//! it, with the server's tasks when it keeps any and a gateway's upstreams.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use toolport::config::Config;
-use toolport_console::{Console, ConsoleConfig, ConsoleOAuth, TaskSource, TaskSummary};
+use toolport_console::{Console, ConsoleConfig, ConsoleOAuth, TaskSource, TaskSummary, UpstreamHealth, UpstreamStatus};
+use toolport_gateway::Gateway;
 use toolport_http::auth::AuthFuture;
 use toolport_server::Principal;
 use toolport_tasks::TaskEngine;
@@ -32,6 +33,28 @@ pub(crate) fn console(config: &Config, path: &str, tasks: Option<TaskEngine>) ->
     match tasks {
         Some(engine) => console.with_tasks(Arc::new(EngineTasks(engine))),
         None => console,
+    }
+}
+
+/// A gateway's upstreams, as the console shows them.
+#[derive(Debug)]
+pub(crate) struct GatewayUpstreams(pub(crate) Gateway);
+
+impl UpstreamHealth for GatewayUpstreams {
+    fn upstreams(&self) -> AuthFuture<'_, Vec<UpstreamStatus>> {
+        let statuses = self.0.report().into_iter().map(|report| {
+            let since = report.since.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            UpstreamStatus {
+                name: report.name,
+                transport: report.transport.to_owned(),
+                state: report.state.as_str().to_owned(),
+                detail: report.why,
+                tools: report.tools,
+                since: Some(toolport_server::audit::rfc3339(since)),
+            }
+        });
+        let statuses = statuses.collect();
+        Box::pin(async move { statuses })
     }
 }
 

@@ -41,6 +41,11 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     }
     let gateway = Gateway::start(gateway_section, upstreams, &server).await?;
     transport = transport.with_readiness_check(Arc::new(gateway.clone()));
+    if config.ui.enabled {
+        let console = crate::console::console(&config, &path, None);
+        let upstreams = Arc::new(crate::console::GatewayUpstreams(gateway.clone()));
+        transport = transport.with_mount(Arc::new(console.with_upstreams(upstreams)));
+    }
     if let Some(auth) =
         crate::oauth::resource_server_keeping(&oauth, format!("http://{}{path}", config.http.bind), keep_token).await?
     {

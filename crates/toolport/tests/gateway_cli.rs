@@ -165,3 +165,72 @@ fn a_bad_upstream_configuration_fails_at_start_up_with_the_key() {
         }
     }
 }
+
+/// One GET of `path` on the server at `url` (HTTP/1.1, connection closed):
+/// the status and the body.
+fn get(url: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let host = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn the_console_of_a_gateway_shows_each_upstream_with_its_state_and_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    let missing = dir.path().join("no-such-program");
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\nstart_timeout_seconds = 2\n\n[ui]\nenabled = true\n\n\
+             [[upstream]]\nname = \"demo\"\ncommand = {TOOLPORT:?}\nargs = [\"serve\", \"--stdio\", \"--demo\"]\n\n\
+             [[upstream]]\nname = \"gone\"\ncommand = {missing:?}\nrequired = false\n"
+        ),
+    )
+    .unwrap();
+    let (_served, url) = serve(&config);
+    let (status, body) = get(&url, "/admin/upstreams");
+    assert_eq!(status, 200, "{body}");
+    let view: serde_json::Value = serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(view["available"], true, "{view}");
+    let upstreams = view["upstreams"].as_array().unwrap();
+    assert_eq!(upstreams.len(), 2, "{view}");
+    let (demo, gone) = (&upstreams[0], &upstreams[1]);
+    assert_eq!(demo["name"], "demo", "{view}");
+    assert_eq!(
+        (&demo["transport"], &demo["state"]),
+        (&"stdio".into(), &"up".into()),
+        "{view}"
+    );
+    assert!(
+        demo["tools"].as_u64().unwrap() >= 5,
+        "the demo's tools are counted: {view}"
+    );
+    assert!(demo["since"].as_str().is_some_and(|s| s.ends_with('Z')), "{view}");
+    assert_eq!(gone["name"], "gone", "{view}");
+    assert_ne!(gone["state"], "up", "{view}");
+    assert_eq!(gone["tools"], 0, "{view}");
+    assert!(
+        gone["detail"].as_str().is_some_and(|d| !d.is_empty()),
+        "why it is down: {view}"
+    );
+    // The overview tells the page the view has data.
+    let (status, body) = get(&url, "/admin/overview");
+    assert_eq!(status, 200, "{body}");
+    let overview: serde_json::Value = serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(overview["views"]["upstreams"], true, "{overview}");
+}

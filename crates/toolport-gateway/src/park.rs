@@ -120,7 +120,10 @@ where
 {
     let (sinks, (progress, logs)) = Sinks::new();
     let (dtx, done) = oneshot::channel();
-    let call = start(sinks);
+    // Boxed once here: the call's future is large (the client's whole
+    // request), and spawning it by value would copy it into the task's cell
+    // and again into its stage, per call.
+    let call = Box::pin(start(sinks));
     let task = tokio::spawn(async move {
         let _ = dtx.send(call.await);
     });

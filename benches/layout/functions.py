@@ -43,37 +43,55 @@ def text_functions(map_path):
     return out
 
 
-def executed(callgrind_path, binary):
-    """Addresses of the instructions a callgrind run executed in `binary`.
+def cost_lines(callgrind_path):
+    """(object, function, position, cost, is_call) of each cost line of a run.
 
     Cost lines start with the instruction's position: absolute (0x...),
-    relative to the previous one (+N, -N) or the same (*). Positions are
-    offsets in the object (what the map calls VMA), for a PIE as for a
-    library.
+    relative to the previous one (+N, -N) or the same (*), then the line
+    number's, then the cost. Positions are offsets in the object (what the map
+    calls VMA), for a PIE as for a library. A line after `calls=` is a call's
+    inclusive cost (`is_call`).
     """
-    objects, current, position = {}, None, 0
+    objects, names = {}, {}
+    current, function, position, call_line = None, None, 0, False
     for line in open(callgrind_path, errors="replace"):
         line = line.rstrip("\n")
-        m = re.match(r"^ob=\((\d+)\)(?: (.*))?$", line)
+        m = re.match(r"^(c?)ob=\((\d+)\)(?: (.*))?$", line)
         if m:
-            if m.group(2) is not None:
-                objects[m.group(1)] = m.group(2)
-            current = objects.get(m.group(1))
+            if m.group(3) is not None:
+                objects[m.group(2)] = m.group(3)
+            if not m.group(1):
+                current = objects.get(m.group(2))
             continue
-        m = re.match(r"^c?ob=\((\d+)\) (.*)$", line)
+        m = re.match(r"^(c?)fn=\((\d+)\)(?: (.*))?$", line)
         if m:
-            objects[m.group(1)] = m.group(2)
+            if m.group(3) is not None:
+                names[m.group(2)] = m.group(3)
+            if not m.group(1):
+                function = names.get(m.group(2))
+            continue
+        if line.startswith("calls="):
+            call_line = True
             continue
         if not line or not (line[0] in "+-*" or line.startswith("0x")):
             continue
-        token = line.split()[0]
+        fields = line.split()
+        token = fields[0]
         if token.startswith("0x"):
             position = int(token, 16)
         elif token[0] == "+":
             position += int(token[1:])
         elif token[0] == "-":
             position -= int(token[1:])
-        if current == binary:
+        cost = int(fields[2]) if len(fields) > 2 and fields[2].isdigit() else 0
+        yield current, function, position, cost, call_line
+        call_line = False
+
+
+def executed(callgrind_path, binary):
+    """Addresses of the instructions a callgrind run executed in `binary`."""
+    for obj, _, position, _, _ in cost_lines(callgrind_path):
+        if obj == binary:
             yield position
 
 

@@ -12,57 +12,24 @@ Prints the TOP (default 40) functions of each, as a share of all instructions.
 """
 import bisect
 import collections
-import re
 import sys
 
-from functions import text_functions
+from functions import cost_lines, text_functions
 
 
 def costs(callgrind_path, binary, functions):
     """(cost per function of `binary`, cost per (object, function) elsewhere)."""
     starts = [start for start, _, _ in functions]
     ours, others = collections.Counter(), collections.Counter()
-    objects, names = {}, {}
-    current, function, position, call_line = None, None, 0, False
-    for line in open(callgrind_path, errors="replace"):
-        line = line.rstrip("\n")
-        m = re.match(r"^(c?)ob=\((\d+)\)(?: (.*))?$", line)
-        if m:
-            if m.group(3) is not None:
-                objects[m.group(2)] = m.group(3)
-            if not m.group(1):
-                current = objects.get(m.group(2))
-            continue
-        m = re.match(r"^(c?)fn=\((\d+)\)(?: (.*))?$", line)
-        if m:
-            if m.group(3) is not None:
-                names[m.group(2)] = m.group(3)
-            if not m.group(1):
-                function = names.get(m.group(2))
-            continue
-        if line.startswith("calls="):
-            call_line = True  # the next cost line is the call's inclusive cost
-            continue
-        if not line or not (line[0] in "+-*" or line.startswith("0x")):
-            continue
-        fields = line.split()  # positions: instr line, then Ir
-        token = fields[0]
-        if token.startswith("0x"):
-            position = int(token, 16)
-        elif token[0] == "+":
-            position += int(token[1:])
-        elif token[0] == "-":
-            position -= int(token[1:])
-        if call_line:
-            call_line = False
-            continue
-        cost = int(fields[2]) if len(fields) > 2 else 0
-        if current == binary:
+    for obj, function, position, cost, is_call in cost_lines(callgrind_path):
+        if is_call:
+            continue  # a call's inclusive cost: its callee's lines count it
+        if obj == binary:
             i = bisect.bisect_right(starts, position) - 1
             inside = i >= 0 and position < functions[i][1]
             ours[functions[i][2] if inside else "?"] += cost
         else:
-            others[f"{(current or '?').rsplit('/', 1)[-1]}: {function or '?'}"] += cost
+            others[f"{(obj or '?').rsplit('/', 1)[-1]}: {function or '?'}"] += cost
     return ours, others
 
 

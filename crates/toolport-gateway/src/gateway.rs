@@ -190,7 +190,7 @@ impl Gateway {
                     crashes: status.crashes,
                     why: status.why,
                     pooled: fw.pool.pooled(),
-                    transport: if fw.pool.config.url.is_some() { "http" } else { "stdio" },
+                    transport: if fw.pool.config.is_stdio() { "stdio" } else { "http" },
                     tools: self.inner.catalog.tool_count(&fw.pool.config.name),
                     since: status.since,
                 }

@@ -64,7 +64,7 @@ pub(crate) struct Status {
     pub(crate) why: Option<String>,
     /// Crashes in a row.
     pub(crate) crashes: u32,
-    /// When the state was set.
+    /// When the slot entered its state.
     pub(crate) since: std::time::SystemTime,
 }
 
@@ -147,12 +147,17 @@ impl Slot {
     }
 
     fn set(&self, state: SlotState, instance: Option<Arc<Instance>>, why: Option<String>, crashes: u32) {
+        // `since` is when the state changed, not when it was last set again.
+        let since = match &*self.status.borrow() {
+            now if now.state == state => now.since,
+            _ => std::time::SystemTime::now(),
+        };
         self.status.send_replace(Status {
             state,
             instance,
             why,
             crashes,
-            since: std::time::SystemTime::now(),
+            since,
         });
         if self.key.is_empty() {
             metrics::slot_state(&self.config.name, state.as_str());

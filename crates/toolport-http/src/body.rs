@@ -16,6 +16,8 @@ pub(crate) enum McpBody {
     Full(Option<Bytes>),
     /// An SSE stream.
     Sse(Box<SseBody>),
+    /// A mount's chunks, as they come.
+    Chunks(tokio::sync::mpsc::Receiver<Bytes>),
 }
 
 impl std::fmt::Debug for McpBody {
@@ -24,6 +26,7 @@ impl std::fmt::Debug for McpBody {
             McpBody::Empty => f.write_str("Empty"),
             McpBody::Full(b) => write!(f, "Full({} bytes)", b.as_ref().map_or(0, Bytes::len)),
             McpBody::Sse(_) => f.write_str("Sse"),
+            McpBody::Chunks(_) => f.write_str("Chunks"),
         }
     }
 }
@@ -43,6 +46,7 @@ impl Body for McpBody {
             McpBody::Empty => Poll::Ready(None),
             McpBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             McpBody::Sse(sse) => Pin::new(sse.as_mut()).poll_frame(cx),
+            McpBody::Chunks(chunks) => chunks.poll_recv(cx).map(|chunk| chunk.map(|c| Ok(Frame::data(c)))),
         }
     }
 
@@ -50,7 +54,7 @@ impl Body for McpBody {
         match self {
             McpBody::Empty => true,
             McpBody::Full(bytes) => bytes.is_none(),
-            McpBody::Sse(_) => false,
+            McpBody::Sse(_) | McpBody::Chunks(_) => false,
         }
     }
 
@@ -59,7 +63,7 @@ impl Body for McpBody {
             McpBody::Empty => SizeHint::with_exact(0),
             McpBody::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             McpBody::Full(None) => SizeHint::with_exact(0),
-            McpBody::Sse(_) => SizeHint::default(),
+            McpBody::Sse(_) | McpBody::Chunks(_) => SizeHint::default(),
         }
     }
 }

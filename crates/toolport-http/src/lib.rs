@@ -52,7 +52,7 @@ mod topics;
 
 pub use auth::{Authenticator, Denial, Document};
 pub use config::{HttpConfig, ResponseMode};
-pub use mount::{Access, LiveView, Mount, MountRequest, SessionSummary};
+pub use mount::{Access, LiveView, Mount, MountBody, MountRequest, Mounts, SessionSummary};
 pub use ready::ReadinessCheck;
 pub use serve::{BoundServer, HttpServer, LATENCY_BUCKETS};
 pub use state::MetricsRender;

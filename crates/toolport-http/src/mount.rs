@@ -10,10 +10,13 @@
 
 use std::fmt;
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::{HeaderMap, Method};
 use serde::Serialize;
-use toolport_server::{Principal, Server};
+use tokio::sync::mpsc;
+use toolport_server::{Authorizer, Principal, Server};
 
 use crate::auth::AuthFuture;
 use crate::state::AppState;
@@ -46,6 +49,9 @@ pub struct MountRequest<'a> {
     pub principal: Option<Principal>,
     /// Whether the endpoint is protected by an authenticator.
     pub protected: bool,
+    /// What decides what the principal may do (its scopes), when the
+    /// endpoint is protected.
+    pub authorizer: Option<Arc<dyn Authorizer>>,
     /// The sessions on this machine and the server.
     pub live: LiveView<'a>,
 }
@@ -59,6 +65,69 @@ pub trait Mount: Send + Sync + fmt::Debug + 'static {
 
     /// Answers one request.
     fn serve<'a>(&'a self, request: MountRequest<'a>) -> AuthFuture<'a, http::Response<Bytes>>;
+
+    /// Answers one request with a body that may stream (server-sent
+    /// events); by default the whole body of [`serve`](Self::serve).
+    fn serve_streaming<'a>(&'a self, request: MountRequest<'a>) -> AuthFuture<'a, http::Response<MountBody>> {
+        Box::pin(async move { self.serve(request).await.map(MountBody::Full) })
+    }
+}
+
+/// The body of a mount's answer: whole, or chunks as they come (the
+/// stream ends when the sender is dropped).
+#[derive(Debug)]
+pub enum MountBody {
+    /// The whole body.
+    Full(Bytes),
+    /// Chunks, sent as they arrive.
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+/// Several mounts on one server: each path goes to the first that claims it.
+#[derive(Debug, Default)]
+pub struct Mounts(Vec<Arc<dyn Mount>>);
+
+impl Mounts {
+    /// No mounts yet.
+    pub fn new() -> Mounts {
+        Mounts(Vec::new())
+    }
+
+    /// Adds `mount` after those already there.
+    pub fn with(mut self, mount: Arc<dyn Mount>) -> Mounts {
+        self.0.push(mount);
+        self
+    }
+
+    fn claiming(&self, path: &str) -> Option<&Arc<dyn Mount>> {
+        self.0.iter().find(|m| m.route(path).is_some())
+    }
+}
+
+impl Mount for Mounts {
+    fn route(&self, path: &str) -> Option<Access> {
+        self.0.iter().find_map(|m| m.route(path))
+    }
+
+    fn serve<'a>(&'a self, request: MountRequest<'a>) -> AuthFuture<'a, http::Response<Bytes>> {
+        match self.claiming(request.path) {
+            Some(mount) => mount.serve(request),
+            None => Box::pin(async { not_found() }),
+        }
+    }
+
+    fn serve_streaming<'a>(&'a self, request: MountRequest<'a>) -> AuthFuture<'a, http::Response<MountBody>> {
+        match self.claiming(request.path) {
+            Some(mount) => mount.serve_streaming(request),
+            None => Box::pin(async { not_found().map(MountBody::Full) }),
+        }
+    }
+}
+
+fn not_found() -> http::Response<Bytes> {
+    let mut response = http::Response::new(Bytes::from_static(b"not found"));
+    *response.status_mut() = http::StatusCode::NOT_FOUND;
+    response
 }
 
 /// One handshake-era session live on this machine.
@@ -186,7 +255,11 @@ pub(crate) async fn serve(
         body,
         principal,
         protected: state.auth.is_some(),
+        authorizer: state.auth.clone().map(|auth| auth as Arc<dyn Authorizer>),
         live: LiveView::new(&state),
     };
-    mount.serve(request).await.map(crate::body::McpBody::full)
+    mount.serve_streaming(request).await.map(|body| match body {
+        MountBody::Full(bytes) => crate::body::McpBody::full(bytes),
+        MountBody::Stream(chunks) => crate::body::McpBody::Chunks(chunks),
+    })
 }

@@ -230,6 +230,43 @@ impl TaskEngine {
         }
     }
 
+    /// Replaces the metadata of `owner`'s task `id` if it is still at
+    /// `expected_version`, in any state, terminal ones too: the protocol
+    /// layer's bookkeeping about a task (A2A's push configurations) may
+    /// change after it ended; its status, result and error never do.
+    pub async fn annotate(
+        &self,
+        owner: &str,
+        id: &TaskId,
+        expected_version: u64,
+        metadata: Value,
+    ) -> Result<TaskRecord, TaskError> {
+        self.check_size("metadata", Some(&metadata))?;
+        let current = self.get(owner, id).await?;
+        if current.version != expected_version {
+            return Err(TaskError::VersionConflict {
+                id: id.clone(),
+                expected: expected_version,
+                actual: current.version,
+            });
+        }
+        let next = TaskRecord {
+            metadata: Some(metadata),
+            version: current.version + 1,
+            ..current
+        };
+        if !self.store.annotate(&next, expected_version).await? {
+            let actual = self.get(owner, id).await.map_or(expected_version, |now| now.version);
+            return Err(TaskError::VersionConflict {
+                id: id.clone(),
+                expected: expected_version,
+                actual,
+            });
+        }
+        self.publish(&next);
+        Ok(next)
+    }
+
     /// Cancels `owner`'s task `id`. A task that already ended stays as it
     /// ended and the caller gets [`TaskError::AlreadyTerminal`].
     pub async fn cancel(&self, owner: &str, id: &TaskId, message: Option<String>) -> Result<TaskRecord, TaskError> {

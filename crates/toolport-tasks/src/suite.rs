@@ -30,6 +30,7 @@ macro_rules! store_suite {
             watchers_get_the_current_state_then_each_change,
             expired_leases_fail_or_hand_over,
             tasks_past_their_ttl_are_deleted,
+            metadata_changes_after_the_end_by_compare_and_swap,
         );
     };
     (@cases $make:path, $attrs:tt, $($case:ident),* $(,)?) => {
@@ -474,4 +475,42 @@ pub async fn tasks_past_their_ttl_are_deleted(store: Arc<dyn TaskStore>) {
         .await
         .unwrap();
     assert_eq!(long.ttl_ms, Some(engine.config().max_ttl_ms));
+}
+
+/// Metadata (a protocol's bookkeeping) still changes once a task ended, by
+/// compare and swap, without touching its status or result.
+pub async fn metadata_changes_after_the_end_by_compare_and_swap(store: Arc<dyn TaskStore>) {
+    let (engine, _clock) = setup(store);
+    let alice = owner("alice");
+    let task = engine.create(NewTask::new(&alice, "t", json!({}))).await.unwrap();
+    let done = engine
+        .transition(&alice, &task.id, 1, Transition::complete(json!({"ok": true})))
+        .await
+        .unwrap();
+    let noted = engine
+        .annotate(&alice, &task.id, done.version, json!({"push": []}))
+        .await
+        .unwrap();
+    assert_eq!(noted.version, done.version + 1);
+    let read = engine.get(&alice, &task.id).await.unwrap();
+    assert_eq!(read.metadata, Some(json!({"push": []})));
+    assert_eq!(
+        (read.status, read.result.clone()),
+        (TaskStatus::Completed, Some(json!({"ok": true})))
+    );
+    // A writer that read the older version loses, and changes nothing.
+    let stale = engine
+        .annotate(&alice, &task.id, done.version, json!({"push": ["x"]}))
+        .await;
+    assert!(matches!(stale, Err(TaskError::VersionConflict { .. })), "{stale:?}");
+    assert_eq!(
+        engine.get(&alice, &task.id).await.unwrap().metadata,
+        Some(json!({"push": []}))
+    );
+    // Another principal's task is not found.
+    let bob = owner("bob");
+    assert!(matches!(
+        engine.annotate(&bob, &task.id, noted.version, json!({})).await,
+        Err(TaskError::NotFound(_))
+    ));
 }

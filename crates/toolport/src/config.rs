@@ -57,6 +57,8 @@ pub struct Config {
     pub state: crate::state::StateSection,
     /// The web console at `/ui` and its admin API (docs/console.md).
     pub ui: UiSection,
+    /// A2A beside MCP (docs/a2a.md).
+    pub a2a: crate::a2a::A2aSection,
 }
 
 /// The web console's settings.
@@ -424,6 +426,14 @@ impl Config {
             return bad("ui.admin_scopes", quoted(scope), "scope names without spaces");
         }
         self.tasks.validate()?;
+        self.a2a.validate()?;
+        if self.a2a.enabled && !self.tasks.enabled {
+            return bad(
+                "a2a.enabled",
+                "true".into(),
+                "tasks.enabled = true: every A2A task is a durable task",
+            );
+        }
         self.state.validate()?;
         if self.audit.path.as_deref() == Some("") {
             return bad("audit.path", "\"\"".into(), "a file name, or - for standard output");

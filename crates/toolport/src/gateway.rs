@@ -5,7 +5,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use toolport::config::{Config, Transport};
 use toolport_gateway::Gateway;
-use toolport_http::HttpServer;
+use toolport_http::{HttpServer, Mounts};
 use toolport_server::Server;
 
 /// Starts the upstreams, serves their tools, stops them on shutdown.
@@ -41,11 +41,20 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
     }
     let gateway = Gateway::start(gateway_section, upstreams, &server).await?;
     transport = transport.with_readiness_check(Arc::new(gateway.clone()));
+    let mut mounts = Mounts::new();
     if config.ui.enabled {
         let console = crate::console::console(&config, &path, None);
         let upstreams = Arc::new(crate::console::GatewayUpstreams(gateway.clone()));
-        transport = transport.with_mount(Arc::new(console.with_upstreams(upstreams)));
+        mounts = mounts.with(Arc::new(console.with_upstreams(upstreams)));
     }
+    if config.a2a.enabled {
+        // The upstreams' tools as skills; their tasks in the task store.
+        let Some((engine, _)) = config.tasks.open().await? else {
+            anyhow::bail!("A2A needs [tasks] enabled: every A2A task is a durable task");
+        };
+        mounts = mounts.with(Arc::new(config.a2a.mount(&server, engine, oauth.issuer.is_some())?));
+    }
+    transport = transport.with_mount(Arc::new(mounts));
     if let Some(auth) =
         crate::oauth::resource_server_keeping(&oauth, format!("http://{}{path}", config.http.bind), keep_token).await?
     {

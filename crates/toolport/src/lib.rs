@@ -2,6 +2,8 @@
 //! server, the packs server, the configuration, the client commands) can be tested
 //! and reused.
 
+pub mod a2a;
+pub mod a2a_cli;
 mod cli_common;
 pub mod client_cli;
 pub mod config;

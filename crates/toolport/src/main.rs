@@ -54,6 +54,11 @@ enum Command {
     Scan(scan::ScanArgs),
     /// The gateway's pinned upstream tool definitions: list them, approve one.
     Pins(pins::PinsArgs),
+    /// Talk to any A2A 1.0 agent: its card, send a message, get, list and cancel tasks.
+    A2a {
+        #[command(subcommand)]
+        action: toolport::a2a_cli::A2aAction,
+    },
     #[command(flatten)]
     Client(toolport::client_cli::ClientCommand),
 }
@@ -104,6 +109,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(args),
         Command::Bench(args) => block_on("toolport bench", bench::run(args)),
         Command::Pins(args) => pins::run(args),
+        Command::A2a { action } => block_on("toolport a2a", action.run()),
         Command::Scan(args) => {
             let mut findings = false;
             let outcome = block_on("toolport scan", async {

@@ -10,7 +10,7 @@ use toolport::config::{Config, LogFormat, Transport};
 use toolport::demo;
 use toolport::state::StateReadiness;
 use toolport::telemetry::Telemetry;
-use toolport_http::{HttpServer, ReadinessCheck};
+use toolport_http::{HttpServer, Mounts, ReadinessCheck};
 use toolport_packs::{Packs, SqlPack};
 use toolport_server::Server;
 use toolport_server::state::MemoryEventBus;
@@ -46,6 +46,10 @@ pub(crate) struct ServeArgs {
     /// Serve the web console at /ui (and its admin API at /admin/), like `[ui] enabled = true`.
     #[arg(long)]
     ui: bool,
+    /// Serve A2A 1.0 beside MCP, every tool a skill (the Agent Card at
+    /// /.well-known/agent-card.json), like `[a2a] enabled = true`.
+    #[arg(long)]
+    a2a: bool,
     #[command(flatten)]
     oauth: crate::oauth::OAuthArgs,
 }
@@ -78,6 +82,9 @@ pub(crate) fn run(args: ServeArgs) -> ExitCode {
     }
     if args.ui {
         config.ui.enabled = true;
+    }
+    if args.a2a {
+        config.a2a.enabled = true;
     }
     let flags = args.oauth.apply(&mut config.oauth);
     let checked = flags
@@ -230,9 +237,16 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
                 .with_readiness_check(Arc::new(StateReadiness(redis.clone())))
         }
     };
+    let authenticated = config.oauth.issuer.is_some();
+    let mut mounts = Mounts::new();
     if config.ui.enabled {
-        transport = transport.with_mount(Arc::new(crate::console::console(&config, &path, task_engine)));
+        mounts = mounts.with(Arc::new(crate::console::console(&config, &path, task_engine.clone())));
     }
+    if config.a2a.enabled {
+        let engine = task_engine.clone().context("A2A needs [tasks] enabled")?;
+        mounts = mounts.with(Arc::new(config.a2a.mount(&server, engine, authenticated)?));
+    }
+    transport = transport.with_mount(Arc::new(mounts));
     if let Some(sql) = packs.as_ref().and_then(|p| p.sql.clone()) {
         transport = transport.with_readiness_check(Arc::new(SqlReadiness(sql)));
     }
@@ -260,6 +274,9 @@ async fn serve(config: Config, demo: bool) -> Result<()> {
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
     if config.ui.enabled {
         eprintln!("  console: http://{address}/ui");
+    }
+    if config.a2a.enabled {
+        eprintln!("  A2A 1.0: agent card at http://{address}/.well-known/agent-card.json (JSON-RPC and HTTP+JSON)");
     }
     if let Some(url) = &config.state.url {
         eprintln!(

@@ -23,7 +23,8 @@ pub struct TasksSection {
     /// Whether tools that support tasks run as tasks at all.
     pub enabled: bool,
     /// Where the SQLite store (`tasks.sqlite3`) lives; default
-    /// `$XDG_DATA_HOME/toolport`, else `~/.local/share/toolport`.
+    /// `$TOOLPORT_DATA_DIR`, else `$XDG_DATA_HOME/toolport`, else
+    /// `~/.local/share/toolport`.
     pub data_dir: Option<PathBuf>,
     /// A `postgres://` URL: tasks live there instead (shared by replicas).
     /// Never logged.
@@ -99,16 +100,14 @@ impl TasksSection {
         Ok(())
     }
 
-    /// The data directory this section names or implies.
+    /// The data directory this section names or implies: `data_dir`, else
+    /// the one every part of Toolport shares (`$TOOLPORT_DATA_DIR`, else
+    /// `$XDG_DATA_HOME/toolport`, else `~/.local/share/toolport`).
     pub fn data_dir(&self) -> PathBuf {
-        if let Some(dir) = &self.data_dir {
-            return dir.clone();
+        match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None => toolport_packs::default_data_dir(),
         }
-        let base = std::env::var_os("XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".local/share")))
-            .unwrap_or_else(|| PathBuf::from("."));
-        base.join("toolport")
     }
 
     /// Opens the store and the engine; `None` when tasks are disabled. The

@@ -52,6 +52,8 @@ static SWAP: Statement = LazyLock::new(|| {
          WHERE id = $11 AND version = $12 AND status NOT IN {TERMINAL}"
     )
 });
+static ANNOTATE: Statement =
+    LazyLock::new(|| "UPDATE tasks SET version = $1, metadata = $2 WHERE id = $3 AND version = $4".to_owned());
 static EXPIRED_LEASES: Statement = LazyLock::new(|| {
     format!(
         "SELECT {COLUMNS} FROM tasks WHERE lease_expires_at < $1 AND status NOT IN {TERMINAL} \
@@ -119,6 +121,21 @@ pub(super) async fn list(
 /// `TaskStore::swap` on `driver`.
 pub(super) async fn swap(driver: &impl Driver, task: &TaskRecord, expected_version: u64) -> Result<bool, StoreError> {
     Ok(driver.execute(&SWAP, swap_params(task, expected_version)).await? == 1)
+}
+
+/// `TaskStore::annotate` on `driver`.
+pub(super) async fn annotate(
+    driver: &impl Driver,
+    task: &TaskRecord,
+    expected_version: u64,
+) -> Result<bool, StoreError> {
+    let params = vec![
+        int(task.version),
+        Param::Json(task.metadata.clone()),
+        text(task.id.as_str()),
+        int(expected_version),
+    ];
+    Ok(driver.execute(&ANNOTATE, params).await? == 1)
 }
 
 /// `TaskStore::expired_leases` on `driver`.
@@ -285,6 +302,10 @@ macro_rules! task_store_over_driver {
 
             async fn swap(&self, task: &TaskRecord, expected_version: u64) -> Result<bool, StoreError> {
                 columns::swap(self, task, expected_version).await
+            }
+
+            async fn annotate(&self, task: &TaskRecord, expected_version: u64) -> Result<bool, StoreError> {
+                columns::annotate(self, task, expected_version).await
             }
 
             async fn expired_leases(&self, now: Millis, limit: usize) -> Result<Vec<TaskRecord>, StoreError> {

@@ -62,6 +62,11 @@ pub trait TaskStore: Send + Sync + Debug {
     /// when this returns `true`.
     async fn swap(&self, task: &TaskRecord, expected_version: u64) -> Result<bool, StoreError>;
 
+    /// Replaces only the stored task's metadata and version with `task`'s
+    /// if the stored version is `expected_version`, whatever its status.
+    /// Returns whether it did.
+    async fn annotate(&self, task: &TaskRecord, expected_version: u64) -> Result<bool, StoreError>;
+
     /// Up to `limit` tasks, of any owner, that are not terminal and whose
     /// lease ran out before `now`, the longest-expired first.
     async fn expired_leases(&self, now: Millis, limit: usize) -> Result<Vec<TaskRecord>, StoreError>;

@@ -1,5 +1,6 @@
-//! `toolport a2a card | send | get | list | cancel URL`: any A2A 1.0 agent
-//! from the command line. Answers print as JSON (streamed items one per
+//! `toolport a2a card | send | get | list | cancel URL ...`: any A2A 1.0
+//! agent from the command line (`toolport a2a send URL hello`,
+//! `toolport a2a get URL TASK`). Answers print as JSON (streamed items one per
 //! line); errors say what the agent answered.
 
 use anyhow::{Context, Result, bail};
@@ -36,6 +37,9 @@ pub enum A2aAction {
     Card(AgentTarget),
     /// Send a message: text, and/or a JSON data part.
     Send {
+        /// Where the agent is.
+        #[command(flatten)]
+        target: AgentTarget,
         /// The text of the message.
         text: Option<String>,
         /// A JSON value sent as a data part, e.g. '{"tool":"echo","arguments":{"message":"hi"}}'.
@@ -53,37 +57,34 @@ pub enum A2aAction {
         /// Answer as soon as the task exists, without waiting for it.
         #[arg(long, conflicts_with = "stream")]
         no_wait: bool,
-        /// Where the agent is.
-        #[command(flatten)]
-        target: AgentTarget,
     },
     /// Print a task.
     Get {
+        /// Where the agent is.
+        #[command(flatten)]
+        target: AgentTarget,
         /// The task id.
         id: String,
         /// At most this many messages of history.
         #[arg(long)]
         history: Option<i32>,
-        /// Where the agent is.
-        #[command(flatten)]
-        target: AgentTarget,
     },
     /// List the caller's tasks, newest first (every page).
     List {
+        /// Where the agent is.
+        #[command(flatten)]
+        target: AgentTarget,
         /// Only this conversation's.
         #[arg(long)]
         context_id: Option<String>,
-        /// Where the agent is.
-        #[command(flatten)]
-        target: AgentTarget,
     },
     /// Cancel a task.
     Cancel {
-        /// The task id.
-        id: String,
         /// Where the agent is.
         #[command(flatten)]
         target: AgentTarget,
+        /// The task id.
+        id: String,
     },
 }
 
@@ -180,4 +181,35 @@ impl A2aAction {
 fn print(value: &impl serde::Serialize) -> Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        action: A2aAction,
+    }
+
+    #[test]
+    fn every_command_takes_the_url_first() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from(["a2a", "send", "http://127.0.0.1:1", "hello", "--data", "{}"]).unwrap();
+        let A2aAction::Send { target, text, data, .. } = cli.action else {
+            panic!("send")
+        };
+        assert_eq!(
+            (target.url.as_str(), text.as_deref(), data.as_deref()),
+            ("http://127.0.0.1:1", Some("hello"), Some("{}"))
+        );
+        let cli = Cli::try_parse_from(["a2a", "send", "http://127.0.0.1:1", "--data", "{}"]).unwrap();
+        assert!(matches!(cli.action, A2aAction::Send { text: None, .. }));
+        let cli = Cli::try_parse_from(["a2a", "get", "http://127.0.0.1:1", "task-1", "--history", "2"]).unwrap();
+        assert!(matches!(cli.action, A2aAction::Get { ref id, history: Some(2), .. } if id == "task-1"));
+        assert!(Cli::try_parse_from(["a2a", "send", "http://x", "--stream", "--no-wait", "hi"]).is_err());
+    }
 }

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{RPC, raw, rpc, serve};
+use common::{RPC, asker, raw, rpc, serve};
 use serde_json::{Value, json};
 use toolport_a2a::{Agent, Artifact, Part, PushPolicy, TaskContext, agent_fn};
 
@@ -13,19 +13,6 @@ fn echo() -> Arc<dyn Agent> {
     Arc::new(agent_fn("echo", "says it back", |cx: TaskContext| async move {
         let text = cx.message().text();
         cx.artifact(Artifact::new("echo", vec![Part::text(text)])).await?;
-        Ok(())
-    }))
-}
-
-/// An agent that asks once, then completes with the answer.
-fn asker() -> Arc<dyn Agent> {
-    Arc::new(agent_fn("ask", "asks first", |cx: TaskContext| async move {
-        if cx.state::<Value>().is_none() {
-            let question = toolport_a2a::Message::agent(vec![Part::text("which one?")]);
-            return Ok(cx.ask_input(question, Some(json!({"asked": true}))).await?);
-        }
-        let answer = cx.message().text();
-        cx.artifact(Artifact::new("answer", vec![Part::text(answer)])).await?;
         Ok(())
     }))
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{engine_in, serve, service};
+use common::{asker, engine_in, serve, service};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use toolport_a2a::{
@@ -36,19 +36,6 @@ fn stepper(steps: usize, permits: Arc<Semaphore>) -> Arc<dyn Agent> {
 fn forever() -> Arc<dyn Agent> {
     Arc::new(agent_fn("forever", "never ends", |cx: TaskContext| async move {
         cx.cancelled().await;
-        Ok(())
-    }))
-}
-
-/// An agent that asks once, then completes with the answer.
-fn asker() -> Arc<dyn Agent> {
-    Arc::new(agent_fn("ask", "asks first", |cx: TaskContext| async move {
-        if cx.state::<Value>().is_none() {
-            let question = Message::agent(vec![Part::text("which one?")]);
-            return Ok(cx.ask_input(question, Some(json!({"asked": true}))).await?);
-        }
-        let answer = cx.message().text();
-        cx.artifact(Artifact::new("answer", vec![Part::text(answer)])).await?;
         Ok(())
     }))
 }

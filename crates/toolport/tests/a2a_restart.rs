@@ -55,11 +55,26 @@ async fn a_killed_server_loses_no_task_and_ends_the_interrupted_one_clearly() {
     let data = tempfile::tempdir().unwrap();
     let (mut first, base) = serve(data.path());
     let (client, _) = A2aClient::discover(&base, Some(Binding::JsonRpc)).await.unwrap();
-    let echoed = task(client.send(tool("echo", json!({"message": "before"}), false)).await.unwrap());
+    let echoed = task(
+        client
+            .send(tool("echo", json!({"message": "before"}), false))
+            .await
+            .unwrap(),
+    );
     assert_eq!(echoed.status.state, TaskState::Completed);
-    let asked = task(client.send(tool("book_table", json!({"restaurant": "Chez Kill"}), false)).await.unwrap());
+    let asked = task(
+        client
+            .send(tool("book_table", json!({"restaurant": "Chez Kill"}), false))
+            .await
+            .unwrap(),
+    );
     assert_eq!(asked.status.state, TaskState::InputRequired);
-    let running = task(client.send(tool("long_task", json!({"steps": 600, "step_ms": 50}), true)).await.unwrap());
+    let running = task(
+        client
+            .send(tool("long_task", json!({"steps": 600, "step_ms": 50}), true))
+            .await
+            .unwrap(),
+    );
     // Killed once it is surely running: after its first progress update.
     let mut updates = client.subscribe(&running.id).await.unwrap();
     loop {
@@ -78,7 +93,11 @@ async fn a_killed_server_loses_no_task_and_ends_the_interrupted_one_clearly() {
     assert_eq!(echoed_again, echoed, "a finished task reads back whole");
     let waiting = client.get(&asked.id, None).await.unwrap();
     assert_eq!(waiting.status.state, TaskState::InputRequired);
-    assert_eq!(waiting.history.as_ref().map(Vec::len), Some(2), "the request and the question");
+    assert_eq!(
+        waiting.history.as_ref().map(Vec::len),
+        Some(2),
+        "the request and the question"
+    );
     // The question is answered after the restart.
     let mut answer = SendMessageRequest::new(Message::user(vec![Part::data(json!({
         "inputResponses": {"booking": {"action": "accept", "content": {"name": "Ada", "guests": 2}}}

@@ -11,7 +11,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use serde_json::Value;
-use toolport_a2a::{A2aMount, A2aService, Agent, CardConfig, PushPolicy, TaskBook};
+use serde_json::json;
+use toolport_a2a::{
+    A2aMount, A2aService, Agent, Artifact, CardConfig, Message, Part, PushPolicy, TaskBook, TaskContext, agent_fn,
+};
 use toolport_http::{HttpConfig, HttpServer};
 use toolport_server::Server;
 use toolport_tasks::{SqliteStore, TaskEngine};
@@ -127,4 +130,17 @@ pub const RPC: &[(&str, &str)] = &[("content-type", "application/json"), ("a2a-v
 pub async fn rpc(addr: SocketAddr, method: &str, params: Value) -> (u16, Value) {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
     raw(addr, "POST", "/a2a/jsonrpc", RPC, body.to_string()).await
+}
+
+/// An agent that asks once, then completes with the answer.
+pub fn asker() -> Arc<dyn Agent> {
+    Arc::new(agent_fn("ask", "asks first", |cx: TaskContext| async move {
+        if cx.state::<Value>().is_none() {
+            let question = Message::agent(vec![Part::text("which one?")]);
+            return cx.ask_input(question, Some(json!({"asked": true}))).await;
+        }
+        let answer = cx.message().text();
+        cx.artifact(Artifact::new("answer", vec![Part::text(answer)])).await?;
+        Ok(())
+    }))
 }

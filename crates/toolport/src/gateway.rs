@@ -77,6 +77,11 @@ pub(crate) async fn serve(config: Config) -> Result<()> {
             report.why.map(|w| format!(" ({w})")).unwrap_or_default()
         );
     }
+    if config.a2a.enabled {
+        eprintln!(
+            "  A2A 1.0: agent card at http://{address}/.well-known/agent-card.json (the upstreams' tools as skills)"
+        );
+    }
     eprintln!("  {audit_line}");
     eprintln!("  health: http://{address}/health  ready: http://{address}/ready  metrics: http://{address}/metrics");
     let outcome = bound

@@ -234,3 +234,40 @@ fn the_console_of_a_gateway_shows_each_upstream_with_its_state_and_tools() {
     let overview: serde_json::Value = serde_json::from_str(body.trim()).unwrap_or_else(|e| panic!("{e}: {body}"));
     assert_eq!(overview["views"]["upstreams"], true, "{overview}");
 }
+
+#[test]
+fn a_gateways_upstream_tools_are_a2a_skills() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[a2a]\nenabled = true\n\n[[upstream]]\nname = \"demo\"\ncommand = {TOOLPORT:?}\nargs = [\"serve\", \"--stdio\", \"--demo\"]\n"
+        ),
+    )
+    .unwrap();
+    let (_gateway, url) = serve(&config);
+    let base = url.trim_end_matches("/mcp");
+    let (ok, card, err) = toolport(&["a2a", "card", base]);
+    assert!(ok, "{err}");
+    let card: serde_json::Value = serde_json::from_str(&card).unwrap();
+    let skills: Vec<&str> = card["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        skills.contains(&"demo__echo") && skills.contains(&"demo__long_task"),
+        "{skills:?}"
+    );
+    let data = r#"{"tool":"demo__echo","arguments":{"message":"through the gateway"}}"#;
+    let (ok, sent, err) = toolport(&["a2a", "send", base, "--data", data]);
+    assert!(ok, "{err}");
+    let sent: serde_json::Value = serde_json::from_str(&sent).unwrap();
+    assert_eq!(sent["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{sent}");
+    assert_eq!(
+        sent["task"]["artifacts"][0]["parts"][0]["text"], "through the gateway",
+        "{sent}"
+    );
+}

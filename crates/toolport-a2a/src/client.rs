@@ -194,6 +194,12 @@ impl A2aClient {
             .await
     }
 
+    /// `GetExtendedAgentCard` (needs an authenticated client).
+    pub async fn extended_card(&self) -> Result<AgentCard, ClientError> {
+        self.call("GetExtendedAgentCard", Method::GET, "/extendedAgentCard", None)
+            .await
+    }
+
     /// `SubscribeToTask`: the task as it is, then its updates (also how a
     /// client that lost its stream picks the task up again).
     pub async fn subscribe(&self, id: &str) -> Result<EventStream, ClientError> {
